@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what mcubench needs on a fresh Debian machine: QEMU, the Arm GCC toolchain (for the C
+# firmware and ELF tests) and the four thumb targets. Idempotent: skips what is already there.
+# rust-toolchain.toml cannot install targets here (RUSTUP_AUTO_INSTALL=0), so rustup is called.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v qemu-system-arm >/dev/null || need_apt+=(qemu-system-arm)
+command -v arm-none-eabi-gcc >/dev/null || need_apt+=(gcc-arm-none-eabi)
+[ -e /usr/lib/arm-none-eabi/newlib/libc.a ] || need_apt+=(libnewlib-arm-none-eabi)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "ci/setup.sh: installing ${need_apt[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+targets=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf)
+installed=$(rustup target list --installed)
+missing=()
+for t in "${targets[@]}"; do grep -qx "$t" <<<"$installed" || missing+=("$t"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "ci/setup.sh: adding rust targets ${missing[*]}" >&2
+  rustup target add "${missing[@]}"
+fi

@@ -1,0 +1,22 @@
+//! mcubench-elf: the ELF analyzer of mcubench.
+//!
+//! One module per concern, like gimli-rs/object:
+//! - [`image`]: typed, validated load of a 32-bit little-endian ARM ELF (sections with VMA and
+//!   LMA, load segments, symbols with demangled names, vector table);
+//! - [`memory`]: the flash/RAM memory report;
+//! - [`error`]: why a file could not be loaded.
+//!
+//! Works on ELFs from rustc/LLVM and from arm-none-eabi-gcc alike. Parsing never panics.
+
+pub mod error;
+pub mod image;
+pub mod memory;
+
+pub use error::ElfError;
+pub use image::{
+    ElfImage, LoadSegment, Section, Symbol, SymbolBinding, SymbolKind, VectorTable, demangle,
+};
+pub use memory::{
+    Breakdown, Category, MemoryRegion, MemoryReport, RegionUsage, SectionUsage, StackUsage,
+    SymbolUsage,
+};

@@ -1,0 +1,175 @@
+//! Builds cargo firmware for one board and profile.
+//!
+//! Each (memory layout, profile) pair gets its own target directory under
+//! `<target>/mcubench/`, so switching between profiles never rebuilds from scratch and two boards
+//! that share a target and a layout (mps2-an386 and mps2-an500) share one ELF.
+//!
+//! The environment's `RUSTFLAGS` is removed: it would replace the firmware's `.cargo/config.toml`
+//! rustflags, drop `-Tlink.x`, and stable rustc would then link an empty ELF without complaint.
+//! Profile `cfg` flags are passed with `--config target.<triple>.rustflags`, which cargo merges
+//! with the config file's list instead of replacing it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::board::Board;
+use crate::scenario::Profile;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("`cargo` could not be started: {0}")]
+    Cargo(std::io::Error),
+    #[error("{dir}: `cargo metadata` failed: {stderr}")]
+    Metadata { dir: PathBuf, stderr: String },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error(
+        "building `{bin}` for {board} ({target}, profile {profile}) failed:\n{stderr}\nhint: is the Rust target installed? `bash ci/setup.sh` adds all four thumb targets"
+    )]
+    Failed { bin: String, board: String, target: String, profile: String, stderr: String },
+    #[error("cargo built `{bin}` for {board} but reported no executable; is `{bin}` a [[bin]] of the crate?")]
+    NoArtifact { bin: String, board: String },
+}
+
+/// The firmware crate to build: its directory, binary and always-on features.
+#[derive(Debug, Clone)]
+pub struct CargoFirmware<'a> {
+    pub package_dir: &'a Path,
+    pub bin: &'a str,
+    pub features: &'a [String],
+}
+
+/// The directory cargo builds this crate's workspace into (respects the user's cargo config).
+pub fn target_directory(package_dir: &Path) -> Result<PathBuf, BuildError> {
+    let out = Command::new("cargo")
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(package_dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(BuildError::Cargo)?;
+    let fail = |stderr: String| BuildError::Metadata { dir: package_dir.to_owned(), stderr };
+    if !out.status.success() {
+        return Err(fail(String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("unreadable output: {e}")))?;
+    meta["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| fail("no `target_directory` in its output".into()))
+}
+
+/// The `--config` arguments that select the profile's opt-level and cfg flags.
+fn config_args(board: &Board, profile: &Profile) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(level) = &profile.opt_level {
+        let value = if level.chars().all(|c| c.is_ascii_digit()) { level.clone() } else { format!("\"{level}\"") };
+        args.extend(["--config".into(), format!("profile.release.opt-level={value}")]);
+    }
+    if !profile.cfg.is_empty() {
+        let flags: Vec<String> =
+            profile.cfg.iter().flat_map(|c| ["\"--cfg\"".to_string(), toml_string(c)]).collect();
+        args.extend([
+            "--config".into(),
+            format!("target.\"{}\".rustflags=[{}]", board.rust_target, flags.join(",")),
+        ]);
+    }
+    args
+}
+
+/// A TOML basic string: cfg values such as `aes_backend_soft="compact"` carry quotes.
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Builds the firmware for `board` with `profile` and returns the ELF's path.
+pub fn build(
+    firmware: &CargoFirmware<'_>,
+    target_root: &Path,
+    board: &Board,
+    profile: &Profile,
+) -> Result<PathBuf, BuildError> {
+    let target_dir = target_root.join("mcubench").join(format!("{}-{}", board.memory_layout, profile.name));
+    std::fs::create_dir_all(&target_dir)
+        .map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
+    let memory_x = target_dir.join("memory.x");
+    write_if_changed(&memory_x, board.memory_x.as_bytes())
+        .map_err(|source| BuildError::Write { path: memory_x.clone(), source })?;
+
+    let mut features: Vec<&str> = firmware.features.iter().map(String::as_str).collect();
+    features.extend(profile.features.iter().map(String::as_str));
+
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(firmware.package_dir)
+        .args(["build", "--release", "--message-format", "json-render-diagnostics", "--target"])
+        .arg(board.rust_target)
+        .args(["--bin", firmware.bin])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(config_args(board, profile))
+        .env("MCUBENCH_MEMORY_X", &memory_x)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .stdin(Stdio::null());
+    if !features.is_empty() {
+        cmd.arg("--features").arg(features.join(","));
+    }
+    let out = cmd.output().map_err(BuildError::Cargo)?;
+    if !out.status.success() {
+        return Err(BuildError::Failed {
+            bin: firmware.bin.into(),
+            board: board.name.into(),
+            target: board.rust_target.into(),
+            profile: profile.name.clone(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim_end().to_owned(),
+        });
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == firmware.bin)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| BuildError::NoArtifact { bin: firmware.bin.into(), board: board.name.into() })
+}
+
+/// Writing identical bytes would bump the mtime and make cargo rerun build scripts.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if std::fs::read(path).ok().as_deref() == Some(bytes) {
+        return Ok(());
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Budgets;
+
+    #[test]
+    fn profile_becomes_config_overrides_with_quoted_triples() {
+        let board = Board::find("mps2-an505").unwrap();
+        let profile = Profile {
+            name: "size".into(),
+            opt_level: Some("s".into()),
+            features: vec![],
+            cfg: vec!["aes_backend_soft=\"compact\"".into()],
+            budgets: Budgets::default(),
+        };
+        assert_eq!(
+            config_args(board, &profile),
+            [
+                "--config",
+                "profile.release.opt-level=\"s\"",
+                "--config",
+                r#"target."thumbv8m.main-none-eabihf".rustflags=["--cfg","aes_backend_soft=\"compact\""]"#
+            ]
+        );
+        let speed = Profile { opt_level: Some("3".into()), cfg: vec![], ..profile };
+        assert_eq!(config_args(board, &speed), ["--config", "profile.release.opt-level=3"]);
+    }
+}

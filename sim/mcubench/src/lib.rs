@@ -1,0 +1,20 @@
+//! mcubench: runs Cortex-M firmware under QEMU and reports known-answer-test results, instruction
+//! counts, flash/RAM/stack per build profile, and budget violations.
+//!
+//! Modules follow the data flow: [`scenario`] → [`build`] → [`qemu`] (run) → [`protocol`] and
+//! [`verdict`] (judge) → [`report`] → [`gate`]; [`run`] drives them for a whole scenario.
+
+pub mod board;
+pub mod build;
+pub mod gate;
+pub mod protocol;
+pub mod qemu;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod verdict;
+
+pub use board::{BOARDS, Board};
+pub use report::{RunReport, Status};
+pub use run::{RunOptions, run_scenario};
+pub use scenario::Scenario;

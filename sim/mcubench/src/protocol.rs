@@ -1,0 +1,314 @@
+//! The firmware → host result protocol, version 1 (see `firmware/PROTOCOL.md`).
+//!
+//! Records are lines on semihosting stdout that start with [`PREFIX`]; every other line is firmware
+//! log. Parsing is strict: a record with an unknown kind, a missing or unknown field, or a malformed
+//! value is an error that names the stdout line number, because a half-understood record must never
+//! turn into a verdict.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+pub const PREFIX: &str = "@mcubench/1 ";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KatResult {
+    Pass,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KatRecord {
+    pub id: String,
+    pub alg: String,
+    pub op: String,
+    pub result: KatResult,
+    pub ticks: u64,
+    pub stack: u32,
+    pub out: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EndRecord {
+    pub passed: u32,
+    pub failed: u32,
+    pub stack: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultRecord {
+    pub kind: String,
+    pub pc: u32,
+    pub lr: u32,
+    pub xpsr: u32,
+    pub cfsr: u32,
+    pub hfsr: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    Begin { fw: String },
+    Kat(KatRecord),
+    End(EndRecord),
+    Fault(FaultRecord),
+    Panic { msg: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("firmware stdout line {line}: {message}: `{text}`")]
+pub struct ProtocolError {
+    /// 1-based line number in the firmware's stdout.
+    pub line: usize,
+    pub message: String,
+    pub text: String,
+}
+
+/// Everything the firmware said, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transcript {
+    pub records: Vec<(usize, Record)>,
+    /// Lines that are not records, with their line numbers.
+    pub log: Vec<(usize, String)>,
+}
+
+impl Transcript {
+    pub fn parse(stdout: &str) -> Result<Transcript, ProtocolError> {
+        let mut t = Transcript::default();
+        for (index, raw) in stdout.lines().enumerate() {
+            let line = index + 1;
+            let text = raw.strip_suffix('\r').unwrap_or(raw);
+            match text.strip_prefix(PREFIX) {
+                Some(body) => t.records.push((line, parse_record(body).map_err(|message| ProtocolError {
+                    line,
+                    message,
+                    text: text.to_owned(),
+                })?)),
+                None if text.starts_with("@mcubench/") => {
+                    return Err(ProtocolError {
+                        line,
+                        message: "unsupported protocol version; this mcubench reads `@mcubench/1`".into(),
+                        text: text.to_owned(),
+                    });
+                }
+                None => t.log.push((line, text.to_owned())),
+            }
+        }
+        Ok(t)
+    }
+
+    pub fn kats(&self) -> impl Iterator<Item = &KatRecord> {
+        self.records.iter().filter_map(|(_, r)| match r {
+            Record::Kat(k) => Some(k),
+            _ => None,
+        })
+    }
+
+    pub fn end(&self) -> Option<&EndRecord> {
+        self.records.iter().find_map(|(_, r)| match r {
+            Record::End(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    pub fn fault(&self) -> Option<&FaultRecord> {
+        self.records.iter().find_map(|(_, r)| match r {
+            Record::Fault(f) => Some(f),
+            _ => None,
+        })
+    }
+
+    pub fn panic_message(&self) -> Option<&str> {
+        self.records.iter().find_map(|(_, r)| match r {
+            Record::Panic { msg } => Some(msg.as_str()),
+            _ => None,
+        })
+    }
+
+    /// A one-line description of the last record, for timeout messages ("which test hung?").
+    pub fn last_record_summary(&self) -> String {
+        match self.records.last() {
+            None => "no record at all".into(),
+            Some((line, Record::Begin { fw })) => format!("line {line}: begin fw={fw}"),
+            Some((line, Record::Kat(k))) => format!("line {line}: kat id={}", k.id),
+            Some((line, Record::End(_))) => format!("line {line}: end"),
+            Some((line, Record::Fault(f))) => format!("line {line}: fault pc=0x{:08x}", f.pc),
+            Some((line, Record::Panic { .. })) => format!("line {line}: panic"),
+        }
+    }
+}
+
+/// Fields of one record: `key=value` pairs, each key at most once.
+struct Fields<'a> {
+    kind: &'a str,
+    map: BTreeMap<&'a str, &'a str>,
+}
+
+impl<'a> Fields<'a> {
+    fn parse(kind: &'a str, rest: &'a str) -> Result<Self, String> {
+        let mut map = BTreeMap::new();
+        for token in rest.split(' ').filter(|t| !t.is_empty()) {
+            let (key, value) =
+                token.split_once('=').ok_or_else(|| format!("`{token}` is not a key=value field"))?;
+            if key.is_empty() || !key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                return Err(format!("`{key}` is not a field name"));
+            }
+            if map.insert(key, value).is_some() {
+                return Err(format!("field `{key}` appears twice"));
+            }
+        }
+        Ok(Fields { kind, map })
+    }
+
+    fn take(&mut self, key: &str) -> Result<&'a str, String> {
+        self.map.remove(key).ok_or_else(|| format!("`{}` record lacks field `{key}`", self.kind))
+    }
+
+    fn take_opt(&mut self, key: &str) -> Option<&'a str> {
+        self.map.remove(key)
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self.map.keys().next() {
+            None => Ok(()),
+            Some(k) => Err(format!("`{}` record has unknown field `{k}`", self.kind)),
+        }
+    }
+}
+
+fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, String> {
+    value.parse().map_err(|_| format!("field `{key}` is not a decimal number: `{value}`"))
+}
+
+fn address(key: &str, value: &str) -> Result<u32, String> {
+    value
+        .strip_prefix("0x")
+        .filter(|h| h.len() == 8)
+        .and_then(|h| u32::from_str_radix(h, 16).ok())
+        .ok_or_else(|| format!("field `{key}` is not an address 0x%08x: `{value}`"))
+}
+
+fn hex(key: &str, value: &str) -> Result<String, String> {
+    if value.len() % 2 == 0 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        Ok(value.to_owned())
+    } else {
+        Err(format!("field `{key}` is not lowercase hex bytes: `{value}`"))
+    }
+}
+
+fn identifier(key: &str, value: &str) -> Result<String, String> {
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./-".contains(&b)) {
+        Ok(value.to_owned())
+    } else {
+        Err(format!("field `{key}` is not an identifier: `{value}`"))
+    }
+}
+
+fn parse_record(body: &str) -> Result<Record, String> {
+    let (kind, rest) = body.split_once(' ').unwrap_or((body, ""));
+    // `panic` carries free text: everything after `msg=` is the message.
+    if kind == "panic" {
+        let msg = rest.strip_prefix("msg=").ok_or("`panic` record lacks field `msg`")?;
+        return Ok(Record::Panic { msg: msg.to_owned() });
+    }
+    let mut f = Fields::parse(kind, rest)?;
+    let record = match kind {
+        "begin" => Record::Begin { fw: identifier("fw", f.take("fw")?)? },
+        "kat" => {
+            let result = match f.take("result")? {
+                "pass" => KatResult::Pass,
+                "fail" => KatResult::Fail,
+                other => return Err(format!("field `result` must be pass or fail, not `{other}`")),
+            };
+            let expected = f.take_opt("expected").map(|v| hex("expected", v)).transpose()?;
+            if result == KatResult::Fail && expected.is_none() {
+                return Err("a failing `kat` record must carry `expected`".into());
+            }
+            Record::Kat(KatRecord {
+                id: identifier("id", f.take("id")?)?,
+                alg: identifier("alg", f.take("alg")?)?,
+                op: identifier("op", f.take("op")?)?,
+                result,
+                ticks: number("ticks", f.take("ticks")?)?,
+                stack: number("stack", f.take("stack")?)?,
+                out: hex("out", f.take("out")?)?,
+                expected,
+            })
+        }
+        "end" => Record::End(EndRecord {
+            passed: number("passed", f.take("passed")?)?,
+            failed: number("failed", f.take("failed")?)?,
+            stack: number("stack", f.take("stack")?)?,
+        }),
+        "fault" => Record::Fault(FaultRecord {
+            kind: identifier("kind", f.take("kind")?)?,
+            pc: address("pc", f.take("pc")?)?,
+            lr: address("lr", f.take("lr")?)?,
+            xpsr: address("xpsr", f.take("xpsr")?)?,
+            cfsr: address("cfsr", f.take("cfsr")?)?,
+            hfsr: address("hfsr", f.take("hfsr")?)?,
+        }),
+        other => return Err(format!("unknown record kind `{other}`; expected begin, kat, end, fault or panic")),
+    };
+    f.finish()?;
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_complete_run_and_keeps_log_lines() {
+        let out = "booting\n\
+            @mcubench/1 begin fw=kat\n\
+            @mcubench/1 kat id=sha3-256/len0 alg=SHA3-256 op=hash result=pass ticks=12 stack=344 out=a7ff\n\
+            some log\r\n\
+            @mcubench/1 kat id=aes-128/c1 alg=AES-128 op=encrypt result=fail ticks=3 stack=80 out=00 expected=01\n\
+            @mcubench/1 end passed=1 failed=1 stack=1024\n";
+        let t = Transcript::parse(out).unwrap();
+        assert_eq!(t.log, vec![(1, "booting".to_string()), (4, "some log".to_string())]);
+        assert_eq!(t.records.len(), 4);
+        let kats: Vec<_> = t.kats().collect();
+        assert_eq!(kats[0].ticks, 12);
+        assert_eq!(kats[0].stack, 344);
+        assert_eq!(kats[1].result, KatResult::Fail);
+        assert_eq!(kats[1].expected.as_deref(), Some("01"));
+        assert_eq!(t.end(), Some(&EndRecord { passed: 1, failed: 1, stack: 1024 }));
+        assert_eq!(t.last_record_summary(), "line 6: end");
+    }
+
+    #[test]
+    fn parses_fault_and_panic() {
+        let t = Transcript::parse(
+            "@mcubench/1 fault kind=hardfault pc=0x000004d2 lr=0xfffffff9 xpsr=0x01000003 cfsr=0x00000082 hfsr=0x40000000\n\
+             @mcubench/1 panic msg=index out of bounds: the len is 3 but the index is 7\n",
+        )
+        .unwrap();
+        assert_eq!(t.fault().unwrap().pc, 0x4d2);
+        assert_eq!(t.panic_message(), Some("index out of bounds: the len is 3 but the index is 7"));
+    }
+
+    #[rstest::rstest]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1", "lacks field `out`")]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=ok ticks=1 stack=1 out=00", "must be pass or fail")]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=-1 stack=1 out=00", "`ticks` is not a decimal")]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 out=0G", "not lowercase hex")]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=fail ticks=1 stack=1 out=00", "must carry `expected`")]
+    #[case("@mcubench/1 kat id=x id=y alg=A op=hash result=pass ticks=1 stack=1 out=00", "appears twice")]
+    #[case("@mcubench/1 end passed=1 failed=0 stack=9 bonus=1", "unknown field `bonus`")]
+    #[case("@mcubench/1 end passed=1 failed=0", "lacks field `stack`")]
+    #[case("@mcubench/1 ending", "unknown record kind `ending`")]
+    #[case("@mcubench/1 fault kind=hardfault pc=4d2 lr=0x0 xpsr=0x0 cfsr=0x0 hfsr=0x0", "not an address")]
+    #[case("@mcubench/1 begin fw=a b", "`b` is not a key=value")]
+    #[case("@mcubench/2 begin fw=kat", "unsupported protocol version")]
+    #[case("@mcubench/1 panic", "lacks field `msg`")]
+    fn malformed_records_are_errors_that_name_the_line(#[case] record: &str, #[case] expected: &str) {
+        let err = Transcript::parse(&format!("log\n{record}\n")).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.to_string().contains(expected), "{err}");
+        assert!(err.to_string().starts_with("firmware stdout line 2: "), "{err}");
+    }
+}

@@ -1,0 +1,182 @@
+//! Runs one ELF under `qemu-system-arm` and collects what happened, without judging it.
+//!
+//! Why each flag: `-icount shift=0` makes one guest instruction one nanosecond of virtual time, so
+//! SysTick counts instructions and runs are deterministic; `-no-reboot` turns a reset loop into an
+//! exit (which the verdict then refuses as a pass); stdin is /dev/null so QEMU never waits on a
+//! terminal. The wall-clock timeout kills QEMU's whole process group, so nothing it spawned survives.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wait_timeout::ChildExt;
+
+use crate::board::Board;
+
+pub const QEMU: &str = "qemu-system-arm";
+
+/// Output kept per stream. A firmware that writes more is stopped: its verdict cannot depend on
+/// megabytes of log, and an unbounded stream would fill CI disks.
+pub const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessEnd {
+    Exited(i32),
+    Signalled(i32),
+    /// Killed by us after the wall-clock timeout.
+    TimedOut,
+    /// Killed by us because it wrote more than [`OUTPUT_LIMIT`].
+    OutputLimit,
+}
+
+#[derive(Debug, Clone)]
+pub struct QemuRun {
+    pub end: ProcessEnd,
+    pub stdout: String,
+    pub stderr: String,
+    pub command: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error(
+        "`{QEMU}` was not found on PATH; install it with `bash ci/setup.sh` (or `apt-get install qemu-system-arm`)"
+    )]
+    NotFound,
+    #[error("cannot start `{QEMU}`: {0}")]
+    Spawn(std::io::Error),
+    #[error("waiting for `{QEMU}` failed: {0}")]
+    Wait(std::io::Error),
+}
+
+pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {
+    [
+        "-machine",
+        board.qemu_machine,
+        "-cpu",
+        board.qemu_cpu,
+        "-nographic",
+        "-semihosting-config",
+        "enable=on,target=native",
+        "-icount",
+        "shift=0",
+        "-no-reboot",
+        "-kernel",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([elf.display().to_string()])
+    .collect()
+}
+
+/// Reads a stream to the end, keeping at most [`OUTPUT_LIMIT`] bytes and raising `overflow` past it.
+fn collect(mut stream: impl Read + Send + 'static, overflow: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = OUTPUT_LIMIT.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    if n > room {
+                        overflow.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+        }
+        kept
+    })
+}
+
+fn kill_group(pid: u32) {
+    // SAFETY: plain syscall; a negative pid addresses the process group we created at spawn.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
+}
+
+pub fn run(board: &Board, elf: &Path, timeout: Duration) -> Result<QemuRun, QemuError> {
+    run_with(QEMU.as_ref(), board, elf, timeout)
+}
+
+/// Like [`run`] with an explicit QEMU executable (tests use a missing one).
+pub fn run_with(qemu: &Path, board: &Board, elf: &Path, timeout: Duration) -> Result<QemuRun, QemuError> {
+    use std::os::unix::process::CommandExt;
+
+    let args = command_line(board, elf);
+    let command = std::iter::once(qemu.display().to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ");
+    let mut child = Command::new(qemu)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { QemuError::NotFound } else { QemuError::Spawn(e) })?;
+    let overflow = Arc::new(AtomicBool::new(false));
+    let out = collect(child.stdout.take().expect("piped"), overflow.clone());
+    let err = collect(child.stderr.take().expect("piped"), overflow.clone());
+
+    let deadline = Instant::now() + timeout;
+    let end = loop {
+        let now = Instant::now();
+        if now >= deadline {
+            kill_group(child.id());
+            let _ = child.wait();
+            break ProcessEnd::TimedOut;
+        }
+        let slice = (deadline - now).min(Duration::from_millis(50));
+        if let Some(status) = child.wait_timeout(slice).map_err(QemuError::Wait)? {
+            break match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+                (Some(code), _) => ProcessEnd::Exited(code),
+                (None, Some(sig)) => ProcessEnd::Signalled(sig),
+                (None, None) => ProcessEnd::Signalled(0),
+            };
+        }
+        if overflow.load(Ordering::Relaxed) {
+            kill_group(child.id());
+            let _ = child.wait();
+            break ProcessEnd::OutputLimit;
+        }
+    };
+    // Whatever QEMU started in its group goes with it, even after a normal exit.
+    kill_group(child.id());
+    let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    Ok(QemuRun { end, stdout, stderr, command })
+}
+
+/// The program counter QEMU prints when it aborts on a lockup (`R15=xxxxxxxx` in its register dump).
+pub fn lockup_pc(stderr: &str) -> Option<u32> {
+    let at = stderr.find("R15=")?;
+    u32::from_str_radix(stderr.get(at + 4..at + 12)?, 16).ok()
+}
+
+/// Where a file would be found on PATH, for messages.
+pub fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lockup_pc_is_read_from_the_register_dump() {
+        let stderr = "qemu: fatal: Lockup: can't escalate 3 to HardFault (current priority -1)\n\
+            R00=00000000 R01=00000000 R02=00000000 R03=00000000\n\
+            R12=00000000 R13=20003fe0 R14=fffffff9 R15=000004d2\n";
+        assert_eq!(lockup_pc(stderr), Some(0x4d2));
+        assert_eq!(lockup_pc("nothing"), None);
+    }
+}

@@ -1,0 +1,504 @@
+//! Scenario files: the user's interface. One YAML file names the firmware, the boards, the build
+//! profiles, the budgets and the timeout. Loading is strict: an unknown key or a wrong type is an
+//! error that names the file, the key path, the line and the column, and lists the expected keys.
+//!
+//! Relative paths in a scenario are relative to the directory that holds the scenario file.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Deserializer};
+
+use crate::board::Board;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{path}: cannot read the scenario file: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    /// `location` is `line:column:` when the YAML parser knows it.
+    #[error("{path}:{location} {message}")]
+    Parse { path: PathBuf, location: String, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// A byte count written as `24 KiB`, `1 MiB`, `512 B` or a plain integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    pub fn parse(text: &str) -> Result<Bytes, String> {
+        let text = text.trim();
+        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let number: u64 = number
+            .parse()
+            .map_err(|_| format!("`{text}` is not a size; write e.g. `24 KiB`, `512 B` or `4096`"))?;
+        let scale = match unit.trim() {
+            "" | "B" => 1,
+            "KiB" | "K" | "KB" | "kB" => 1024,
+            "MiB" | "M" | "MB" => 1024 * 1024,
+            other => {
+                return Err(format!("unknown size unit `{other}` in `{text}`; use B, KiB or MiB"));
+            }
+        };
+        number
+            .checked_mul(scale)
+            .map(Bytes)
+            .ok_or_else(|| format!("size `{text}` is too large"))
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} B", self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("expected a size such as `24 KiB`, `512 B` or `4096`")
+        })? {
+            Raw::Int(n) => Ok(Bytes(n)),
+            Raw::Text(t) => Bytes::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A duration written as `20 s`, `500 ms`, `2 min` or a plain number of seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeout(pub Duration);
+
+impl Timeout {
+    pub fn parse(text: &str) -> Result<Timeout, String> {
+        let text = text.trim();
+        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let n: u64 = number
+            .parse()
+            .map_err(|_| format!("`{text}` is not a duration; write e.g. `20 s` or `500 ms`"))?;
+        let d = match unit.trim() {
+            "" | "s" => Duration::from_secs(n),
+            "ms" => Duration::from_millis(n),
+            "min" => Duration::from_secs(n.saturating_mul(60)),
+            other => return Err(format!("unknown time unit `{other}` in `{text}`; use ms, s or min")),
+        };
+        if d.is_zero() {
+            return Err("a timeout of zero would kill every run; give a positive duration".into());
+        }
+        Ok(Timeout(d))
+    }
+}
+
+impl<'de> Deserialize<'de> for Timeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected a duration such as `20 s` or `500 ms`"))?
+        {
+            Raw::Int(n) => Timeout::parse(&n.to_string()),
+            Raw::Text(t) => Timeout::parse(&t),
+        }
+        .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Hard limits. Crossing one fails the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budgets {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<Bytes>,
+    /// Static RAM: .data + .bss + .uninit (not the stack).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ram: Option<Bytes>,
+    /// Measured stack high-water mark of the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack: Option<Bytes>,
+}
+
+impl Budgets {
+    /// `self` with every limit that `over` sets replaced.
+    pub fn overridden_by(&self, over: &Budgets) -> Budgets {
+        Budgets {
+            flash: over.flash.or(self.flash),
+            ram: over.ram.or(self.ram),
+            stack: over.stack.or(self.stack),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFirmware {
+    /// Directory of a firmware crate (holds its Cargo.toml).
+    cargo: Option<PathBuf>,
+    /// Binary target of that crate; defaults to the crate's directory name.
+    bin: Option<String>,
+    /// Features enabled in every profile.
+    #[serde(default)]
+    features: Vec<String>,
+    /// A prebuilt ELF; no build step.
+    elf: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawProfile {
+    #[serde(default, deserialize_with = "opt_level")]
+    opt_level: Option<String>,
+    #[serde(default)]
+    features: Vec<String>,
+    /// `--cfg` flags for rustc (e.g. `aes_compact`).
+    #[serde(default)]
+    cfg: Vec<String>,
+    #[serde(default)]
+    budgets: Budgets,
+}
+
+fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(u8),
+        Text(String),
+    }
+    let level = match Raw::deserialize(d)
+        .map_err(|_| serde::de::Error::custom("expected an opt-level: 0, 1, 2, 3, s or z"))?
+    {
+        Raw::Int(n) => n.to_string(),
+        Raw::Text(t) => t,
+    };
+    match level.as_str() {
+        "0" | "1" | "2" | "3" | "s" | "z" => Ok(Some(level)),
+        _ => Err(serde::de::Error::custom(format!(
+            "opt-level `{level}` is not one of 0, 1, 2, 3, s, z"
+        ))),
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    firmware: RawFirmware,
+    boards: Vec<String>,
+    #[serde(default)]
+    profiles: IndexMap<String, RawProfile>,
+    #[serde(default)]
+    budgets: Budgets,
+    timeout: Option<Timeout>,
+}
+
+/// Where the firmware comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Firmware {
+    Cargo { package_dir: PathBuf, bin: String, features: Vec<String> },
+    Elf { path: PathBuf },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub name: String,
+    pub opt_level: Option<String>,
+    pub features: Vec<String>,
+    pub cfg: Vec<String>,
+    /// Scenario budgets with this profile's overrides applied.
+    pub budgets: Budgets,
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    /// The file it was loaded from, or a description for scenarios made on the command line.
+    pub source: PathBuf,
+    pub firmware: Firmware,
+    pub boards: Vec<&'static Board>,
+    pub profiles: Vec<Profile>,
+    pub timeout: Duration,
+}
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Name of the single profile of a prebuilt ELF.
+pub const PREBUILT_PROFILE: &str = "prebuilt";
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ScenarioError::Read { path: path.to_owned(), source })?;
+        Scenario::from_yaml(path, &text)
+    }
+
+    /// Parses scenario text; `path` names the file in errors and anchors relative paths.
+    pub fn from_yaml(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+        let raw: RawScenario = serde_yaml_ng::from_str(text).map_err(|e| {
+            let (location, message) = yaml_message(&e);
+            ScenarioError::Parse { path: path.to_owned(), location, message }
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let invalid = |message: String| ScenarioError::Invalid { path: path.to_owned(), message };
+
+        if raw.name.trim().is_empty() {
+            return Err(invalid("`name` is empty; give the scenario a name".into()));
+        }
+        let firmware = match (&raw.firmware.cargo, &raw.firmware.elf) {
+            (Some(dir), None) => {
+                let package_dir = base.join(dir);
+                if !package_dir.join("Cargo.toml").is_file() {
+                    return Err(invalid(format!(
+                        "firmware.cargo: no Cargo.toml in `{}` (paths are relative to the scenario file's directory)",
+                        package_dir.display()
+                    )));
+                }
+                let bin = match &raw.firmware.bin {
+                    Some(b) => b.clone(),
+                    None => dir
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .map(str::to_owned)
+                        .ok_or_else(|| invalid("firmware.bin: cannot derive a binary name; set `bin`".into()))?,
+                };
+                Firmware::Cargo { package_dir, bin, features: raw.firmware.features.clone() }
+            }
+            (None, Some(elf)) => {
+                if raw.firmware.bin.is_some() || !raw.firmware.features.is_empty() {
+                    return Err(invalid(
+                        "firmware: `bin` and `features` apply to `cargo` firmware, not to a prebuilt `elf`".into(),
+                    ));
+                }
+                let path = base.join(elf);
+                if !path.is_file() {
+                    return Err(invalid(format!(
+                        "firmware.elf: `{}` does not exist (paths are relative to the scenario file's directory)",
+                        path.display()
+                    )));
+                }
+                Firmware::Elf { path }
+            }
+            _ => {
+                return Err(invalid(
+                    "firmware: give exactly one of `cargo: <crate dir>` or `elf: <file>`".into(),
+                ));
+            }
+        };
+
+        if raw.boards.is_empty() {
+            return Err(invalid(format!(
+                "boards: the list is empty; name one or more of: {}",
+                Board::names().join(", ")
+            )));
+        }
+        let mut boards = Vec::new();
+        for name in &raw.boards {
+            let board = Board::find(name).ok_or_else(|| {
+                invalid(format!("boards: unknown board `{name}`; known boards: {}", Board::names().join(", ")))
+            })?;
+            if boards.iter().any(|b: &&Board| b.name == board.name) {
+                return Err(invalid(format!("boards: `{name}` is listed twice")));
+            }
+            boards.push(board);
+        }
+
+        let mut profiles = Vec::new();
+        match &firmware {
+            Firmware::Cargo { .. } => {
+                if raw.profiles.is_empty() {
+                    profiles.push(Profile {
+                        name: "release".into(),
+                        opt_level: None,
+                        features: Vec::new(),
+                        cfg: Vec::new(),
+                        budgets: raw.budgets.clone(),
+                    });
+                }
+                for (name, p) in &raw.profiles {
+                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                        return Err(invalid(format!(
+                            "profiles: `{name}` is not a valid profile name (letters, digits, - and _)"
+                        )));
+                    }
+                    profiles.push(Profile {
+                        name: name.clone(),
+                        opt_level: p.opt_level.clone(),
+                        features: p.features.clone(),
+                        cfg: p.cfg.clone(),
+                        budgets: raw.budgets.overridden_by(&p.budgets),
+                    });
+                }
+            }
+            Firmware::Elf { .. } => {
+                if !raw.profiles.is_empty() {
+                    return Err(invalid(
+                        "profiles: a prebuilt `elf` has no build profiles; remove `profiles` or use `cargo` firmware".into(),
+                    ));
+                }
+                profiles.push(Profile {
+                    name: PREBUILT_PROFILE.into(),
+                    opt_level: None,
+                    features: Vec::new(),
+                    cfg: Vec::new(),
+                    budgets: raw.budgets.clone(),
+                });
+            }
+        }
+
+        Ok(Scenario {
+            name: raw.name,
+            source: path.to_owned(),
+            firmware,
+            boards,
+            profiles,
+            timeout: raw.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
+        })
+    }
+
+    /// A one-cell scenario for `mcubench run --elf FILE --board NAME`.
+    pub fn for_elf(elf: &Path, board: &'static Board, budgets: Budgets, timeout: Duration) -> Scenario {
+        Scenario {
+            name: elf.file_stem().and_then(|s| s.to_str()).unwrap_or("elf").to_owned(),
+            source: elf.to_owned(),
+            firmware: Firmware::Elf { path: elf.to_owned() },
+            boards: vec![board],
+            profiles: vec![Profile {
+                name: PREBUILT_PROFILE.into(),
+                opt_level: None,
+                features: Vec::new(),
+                cfg: Vec::new(),
+                budgets,
+            }],
+            timeout,
+        }
+    }
+}
+
+/// serde_yaml_ng puts the location last; move it to the front, compiler style (`file:line:col: ...`).
+fn yaml_message(e: &serde_yaml_ng::Error) -> (String, String) {
+    let text = e.to_string();
+    let Some(loc) = e.location() else { return (String::new(), text) };
+    let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+    let body = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+    (format!("{}:{}:", loc.line(), loc.column()), body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("fw")).unwrap();
+        std::fs::write(dir.path().join("fw/Cargo.toml"), "[package]\nname = \"fw\"\n").unwrap();
+        std::fs::write(dir.path().join("app.elf"), b"\x7fELF").unwrap();
+        dir
+    }
+
+    fn load(dir: &tempfile::TempDir, text: &str) -> Result<Scenario, String> {
+        Scenario::from_yaml(&dir.path().join("s.yaml"), text).map_err(|e| e.to_string())
+    }
+
+    const GOOD: &str = "name: kat
+firmware: { cargo: fw, features: [std-vectors] }
+boards: [mps2-an386, microbit]
+profiles:
+  speed: { opt-level: 3 }
+  size: { opt-level: s, features: [compact], cfg: [aes_compact], budgets: { flash: 16 KiB } }
+budgets:
+  flash: 24 KiB
+  ram: 4096
+  stack: 2 KiB
+timeout: 20 s
+";
+
+    #[test]
+    fn loads_a_full_scenario_in_declared_order() {
+        let dir = fixture_dir();
+        let s = load(&dir, GOOD).unwrap();
+        assert_eq!(s.name, "kat");
+        assert_eq!(s.boards.iter().map(|b| b.name).collect::<Vec<_>>(), ["mps2-an386", "microbit"]);
+        assert_eq!(s.profiles.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["speed", "size"]);
+        assert_eq!(s.timeout, Duration::from_secs(20));
+        let Firmware::Cargo { bin, features, .. } = &s.firmware else { panic!("cargo firmware") };
+        assert_eq!(bin, "fw");
+        assert_eq!(features, &["std-vectors"]);
+        let size = &s.profiles[1];
+        assert_eq!(size.opt_level.as_deref(), Some("s"));
+        assert_eq!(size.cfg, ["aes_compact"]);
+        // The profile overrides flash only; ram and stack come from the scenario.
+        assert_eq!(
+            size.budgets,
+            Budgets { flash: Some(Bytes(16 * 1024)), ram: Some(Bytes(4096)), stack: Some(Bytes(2048)) }
+        );
+        assert_eq!(s.profiles[0].budgets.flash, Some(Bytes(24 * 1024)));
+    }
+
+    #[test]
+    fn a_typo_names_line_column_and_expected_keys() {
+        let dir = fixture_dir();
+        let err = load(&dir, &GOOD.replace("opt-level: s", "opt-levl: s")).unwrap_err();
+        assert!(err.contains("s.yaml:6:11: profiles.size: unknown field"), "{err}");
+        assert!(err.contains("profiles.size: unknown field `opt-levl`"), "{err}");
+        assert!(err.contains("expected one of `opt-level`, `features`, `cfg`, `budgets`"), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_key_and_place() {
+        let dir = fixture_dir();
+        let err = load(&dir, &GOOD.replace("boards: [mps2-an386, microbit]", "boards: 3")).unwrap_err();
+        assert!(err.contains("s.yaml:3:9: boards: invalid type: integer `3`, expected a sequence"), "{err}");
+    }
+
+    #[rstest::rstest]
+    #[case("flash: 24 KiB", "flash: 24 parsecs", "unknown size unit `parsecs`")]
+    #[case("timeout: 20 s", "timeout: 0 s", "timeout of zero")]
+    #[case("opt-level: 3", "opt-level: 4", "opt-level `4` is not one of")]
+    #[case("boards: [mps2-an386, microbit]", "boards: [mps2-an999]", "unknown board `mps2-an999`; known boards: mps2-an386")]
+    #[case("boards: [mps2-an386, microbit]", "boards: []", "the list is empty")]
+    #[case("boards: [mps2-an386, microbit]", "boards: [microbit, microbit]", "listed twice")]
+    #[case("{ cargo: fw, features: [std-vectors] }", "{ cargo: nowhere }", "no Cargo.toml in")]
+    #[case("{ cargo: fw, features: [std-vectors] }", "{ cargo: fw, elf: app.elf }", "exactly one of")]
+    #[case("{ cargo: fw, features: [std-vectors] }", "{ }", "exactly one of")]
+    #[case("name: kat", "name: \"\"", "`name` is empty")]
+    fn bad_values_get_a_clear_error(#[case] from: &str, #[case] to: &str, #[case] expected: &str) {
+        let dir = fixture_dir();
+        let err = load(&dir, &GOOD.replace(from, to)).unwrap_err();
+        assert!(err.contains(expected), "{err}");
+        assert!(err.starts_with(&dir.path().join("s.yaml").display().to_string()), "{err}");
+    }
+
+    #[test]
+    fn a_prebuilt_elf_has_one_profile_and_no_build_options() {
+        let dir = fixture_dir();
+        let s = load(&dir, "name: c\nfirmware: { elf: app.elf }\nboards: [mps2-an386]\n").unwrap();
+        assert_eq!(s.profiles.len(), 1);
+        assert_eq!(s.profiles[0].name, PREBUILT_PROFILE);
+        assert_eq!(s.timeout, DEFAULT_TIMEOUT);
+        let err = load(&dir, "name: c\nfirmware: { elf: app.elf }\nboards: [mps2-an386]\nprofiles: { a: {} }\n")
+            .unwrap_err();
+        assert!(err.contains("no build profiles"), "{err}");
+    }
+
+    #[rstest::rstest]
+    #[case("512 B", 512)]
+    #[case("24 KiB", 24 * 1024)]
+    #[case("1 MiB", 1024 * 1024)]
+    #[case("4096", 4096)]
+    fn sizes_parse(#[case] text: &str, #[case] bytes: u64) {
+        assert_eq!(Bytes::parse(text), Ok(Bytes(bytes)));
+    }
+}
