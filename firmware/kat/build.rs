@@ -25,10 +25,7 @@ fn fields<'a>(parts: &[&'a str], names: &[&str], where_: &str) -> Vec<Vec<u8>> {
         .map(|p| p.split_once('=').unwrap_or_else(|| panic!("{where_}: expected key=value, got {p}")))
         .collect();
     assert_eq!(kv.len(), names.len(), "{where_}: expected fields {names:?}");
-    names
-        .iter()
-        .map(|n| unhex(kv.get(n).unwrap_or_else(|| panic!("{where_}: missing {n}=")), where_))
-        .collect()
+    names.iter().map(|n| unhex(kv.get(n).unwrap_or_else(|| panic!("{where_}: missing {n}=")), where_)).collect()
 }
 
 fn lines(dir: &PathBuf, name: &str) -> Vec<(String, Vec<String>)> {

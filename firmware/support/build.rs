@@ -33,8 +33,7 @@ fn main() {
         }
     };
     println!("cargo:rerun-if-changed={}", memory_x.display());
-    let text = fs::read(&memory_x)
-        .unwrap_or_else(|e| panic!("cannot read memory layout {}: {e}", memory_x.display()));
+    let text = fs::read(&memory_x).unwrap_or_else(|e| panic!("cannot read memory layout {}: {e}", memory_x.display()));
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     fs::write(out.join("memory.x"), text).expect("write OUT_DIR/memory.x");
     println!("cargo:rustc-link-search={}", out.display());

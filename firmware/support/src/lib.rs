@@ -242,15 +242,7 @@ impl Session {
     }
 
     /// Compares `out` with `expected` and writes the `kat` record. Returns whether it passed.
-    pub fn kat(
-        &mut self,
-        id: &str,
-        alg: &str,
-        op: &str,
-        out: &[u8],
-        expected: &[u8],
-        m: Measurement,
-    ) -> bool {
+    pub fn kat(&mut self, id: &str, alg: &str, op: &str, out: &[u8], expected: &[u8], m: Measurement) -> bool {
         let pass = out == expected;
         if out.len() > MAX_OUT || expected.len() > MAX_OUT {
             fail_with("kat output longer than MAX_OUT");

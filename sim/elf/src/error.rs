@@ -11,9 +11,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum ElfError {
     /// The file could not be read from disk.
-    #[error(
-        "cannot read ELF file {path}: {source}; check the path and that the firmware build produced it"
-    )]
+    #[error("cannot read ELF file {path}: {source}; check the path and that the firmware build produced it")]
     Unreadable {
         path: PathBuf,
         #[source]
@@ -32,12 +30,7 @@ pub enum ElfError {
         "{path} is truncated: the {what} ends at byte {needed} but the file has only {len} bytes; \
          the file was cut short while copying or writing: rebuild the firmware or copy it again"
     )]
-    Truncated {
-        path: PathBuf,
-        what: &'static str,
-        needed: u64,
-        len: u64,
-    },
+    Truncated { path: PathBuf, what: &'static str, needed: u64, len: u64 },
 
     /// A 64-bit ELF (typically a host binary).
     #[error(
@@ -75,15 +68,8 @@ pub enum ElfError {
     NoSections { path: PathBuf },
 
     /// A section's contents lie outside the file, or its header is inconsistent.
-    #[error(
-        "{path} is corrupted: section {section} (#{index}) {detail}; rebuild the firmware or copy it again"
-    )]
-    CorruptedSection {
-        path: PathBuf,
-        section: String,
-        index: usize,
-        detail: String,
-    },
+    #[error("{path} is corrupted: section {section} (#{index}) {detail}; rebuild the firmware or copy it again")]
+    CorruptedSection { path: PathBuf, section: String, index: usize, detail: String },
 
     /// Any other structural problem (bad header field, string table, symbol table).
     #[error("{path} is a malformed ELF: {detail}; rebuild the firmware or copy it again")]

@@ -22,14 +22,8 @@ const ADDRESS_SPACE_END: u64 = 1 << 32;
 
 /// Section names under which linkers place the Cortex-M vector table, most common first
 /// (cortex-m-rt, STM32Cube/CMSIS, NXP/others, TI).
-const VECTOR_TABLE_SECTIONS: &[&str] = &[
-    ".vector_table",
-    ".isr_vector",
-    ".vectors",
-    ".isr_vectors",
-    ".intvecs",
-    ".vector",
-];
+const VECTOR_TABLE_SECTIONS: &[&str] =
+    &[".vector_table", ".isr_vector", ".vectors", ".isr_vectors", ".intvecs", ".vector"];
 
 /// One section of the ELF, with its run-time (VMA) and load (LMA) address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,10 +154,7 @@ pub struct ElfImage {
 impl ElfImage {
     /// Read and parse the ELF at `path`.
     pub fn read(path: &Path) -> Result<ElfImage, ElfError> {
-        let bytes = std::fs::read(path).map_err(|source| ElfError::Unreadable {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = std::fs::read(path).map_err(|source| ElfError::Unreadable { path: path.to_owned(), source })?;
         Self::parse(path, &bytes)
     }
 
@@ -199,10 +190,7 @@ impl ElfImage {
         }
         let start = usize::try_from(section.file_offset).unwrap_or(usize::MAX);
         let len = usize::try_from(section.size).unwrap_or(usize::MAX);
-        start
-            .checked_add(len)
-            .and_then(|end| self.data.get(start..end))
-            .unwrap_or(&[])
+        start.checked_add(len).and_then(|end| self.data.get(start..end)).unwrap_or(&[])
     }
 
     /// PT_LOAD segments in program-header order.
@@ -242,10 +230,7 @@ impl ElfImage {
             return Some((s.demangled.clone(), addr - s.address));
         }
         // Assembly without `.size`: the closest preceding sized-0 label in the same code section.
-        let section = self
-            .sections
-            .iter()
-            .find(|s| s.alloc && s.exec && s.contains_vma(addr))?;
+        let section = self.sections.iter().find(|s| s.alloc && s.exec && s.contains_vma(addr))?;
         self.symbols
             .iter()
             .filter(|s| s.section_index == Some(section.index) && s.size == 0)
@@ -258,16 +243,10 @@ impl ElfImage {
     /// the loaded section with the lowest load address, whose second word (reset handler) is a
     /// Thumb address inside a code section.
     pub fn vector_table(&self) -> Option<VectorTable> {
-        let named = VECTOR_TABLE_SECTIONS
-            .iter()
-            .filter_map(|n| self.section_by_name(n))
-            .find(|s| s.occupies_load_image());
-        let candidate = named.or_else(|| {
-            self.sections
-                .iter()
-                .filter(|s| s.occupies_load_image())
-                .min_by_key(|s| (s.lma, s.index))
-        })?;
+        let named =
+            VECTOR_TABLE_SECTIONS.iter().filter_map(|n| self.section_by_name(n)).find(|s| s.occupies_load_image());
+        let candidate = named
+            .or_else(|| self.sections.iter().filter(|s| s.occupies_load_image()).min_by_key(|s| (s.lma, s.index)))?;
         let bytes = self.section_data(candidate);
         let word = |i: usize| -> Option<u32> {
             let b = bytes.get(i * 4..i * 4 + 4)?;
@@ -275,11 +254,8 @@ impl ElfImage {
         };
         let initial_sp = word(0)?;
         let reset = word(1)?;
-        let reset_in_code = reset & 1 == 1
-            && self
-                .sections
-                .iter()
-                .any(|s| s.alloc && s.exec && s.contains_vma(u64::from(reset & !1)));
+        let reset_in_code =
+            reset & 1 == 1 && self.sections.iter().any(|s| s.alloc && s.exec && s.contains_vma(u64::from(reset & !1)));
         reset_in_code.then(|| VectorTable {
             section: candidate.name.clone(),
             address: candidate.lma,
@@ -291,10 +267,7 @@ impl ElfImage {
     /// True if the image has something to run: an executable allocated section with contents
     /// and a vector table at a load address. The runner treats `false` as an error ("empty ELF").
     pub fn has_code(&self) -> bool {
-        self.sections
-            .iter()
-            .any(|s| s.exec && s.occupies_load_image())
-            && self.vector_table().is_some()
+        self.sections.iter().any(|s| s.exec && s.occupies_load_image()) && self.vector_table().is_some()
     }
 }
 
@@ -305,10 +278,7 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn malformed(&self, detail: impl Into<String>) -> ElfError {
-        ElfError::Malformed {
-            path: self.path.to_owned(),
-            detail: detail.into(),
-        }
+        ElfError::Malformed { path: self.path.to_owned(), detail: detail.into() }
     }
 
     fn len(&self) -> u64 {
@@ -318,12 +288,7 @@ impl<'a> Parser<'a> {
     fn check_in_file(&self, what: &'static str, offset: u64, size: u64) -> Result<(), ElfError> {
         let end = offset.saturating_add(size);
         if end > self.len() {
-            return Err(ElfError::Truncated {
-                path: self.path.to_owned(),
-                what,
-                needed: end,
-                len: self.len(),
-            });
+            return Err(ElfError::Truncated { path: self.path.to_owned(), what, needed: end, len: self.len() });
         }
         Ok(())
     }
@@ -348,23 +313,16 @@ impl<'a> Parser<'a> {
             other => return Err(self.malformed(format!("invalid EI_DATA {other}"))),
         }
         self.check_in_file("ELF header", 0, ELF_HEADER_SIZE)?;
-        let header = elf::FileHeader32::<LE>::parse(data)
-            .map_err(|e| self.malformed(format!("ELF header: {e}")))?;
+        let header = elf::FileHeader32::<LE>::parse(data).map_err(|e| self.malformed(format!("ELF header: {e}")))?;
         let endian = LE;
 
         let machine = header.e_machine(endian);
         if machine != elf::EM_ARM {
-            return Err(ElfError::NotArm {
-                path: path(),
-                machine: machine.0,
-            });
+            return Err(ElfError::NotArm { path: path(), machine: machine.0 });
         }
         let e_type = header.e_type(endian);
         if e_type != elf::ET_EXEC && e_type != elf::ET_DYN {
-            return Err(ElfError::NotExecutable {
-                path: path(),
-                e_type: e_type.0,
-            });
+            return Err(ElfError::NotExecutable { path: path(), e_type: e_type.0 });
         }
 
         let segments = self.load_segments(header)?;
@@ -397,10 +355,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn load_segments(
-        &self,
-        header: &'a elf::FileHeader32<LE>,
-    ) -> Result<Vec<LoadSegment>, ElfError> {
+    fn load_segments(&self, header: &'a elf::FileHeader32<LE>) -> Result<Vec<LoadSegment>, ElfError> {
         let endian = LE;
         let phoff = u64::from(header.e_phoff(endian));
         let phnum = u64::from(header.e_phnum(endian));
@@ -433,16 +388,11 @@ impl<'a> Parser<'a> {
             .collect())
     }
 
-    fn sections(
-        &self,
-        header: &'a elf::FileHeader32<LE>,
-    ) -> Result<(Vec<Section>, Table<'a>), ElfError> {
+    fn sections(&self, header: &'a elf::FileHeader32<LE>) -> Result<(Vec<Section>, Table<'a>), ElfError> {
         let endian = LE;
         let shoff = u64::from(header.e_shoff(endian));
         if shoff == 0 {
-            return Err(ElfError::NoSections {
-                path: self.path.to_owned(),
-            });
+            return Err(ElfError::NoSections { path: self.path.to_owned() });
         }
         if u64::from(header.e_shentsize(endian)) != SECTION_HEADER_SIZE {
             return Err(self.malformed(format!(
@@ -451,33 +401,25 @@ impl<'a> Parser<'a> {
             )));
         }
         self.check_in_file("section header table", shoff, SECTION_HEADER_SIZE)?;
-        let shnum = header
-            .shnum(endian, self.data)
-            .map_err(|e| self.malformed(format!("section count: {e}")))?;
+        let shnum = header.shnum(endian, self.data).map_err(|e| self.malformed(format!("section count: {e}")))?;
         if shnum == 0 {
-            return Err(ElfError::NoSections {
-                path: self.path.to_owned(),
-            });
+            return Err(ElfError::NoSections { path: self.path.to_owned() });
         }
-        self.check_in_file(
-            "section header table",
-            shoff,
-            u64::from(shnum) * SECTION_HEADER_SIZE,
-        )?;
+        self.check_in_file("section header table", shoff, u64::from(shnum) * SECTION_HEADER_SIZE)?;
         let table = header
             .sections(endian, self.data)
             .map_err(|e| self.malformed(format!("section header string table: {e}")))?;
 
         let mut sections = Vec::with_capacity(table.len());
         for (index, sh) in table.iter().enumerate() {
-            let name = table
-                .section_name(endian, sh)
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .map_err(|_| ElfError::CorruptedSection {
-                    path: self.path.to_owned(),
-                    section: format!("<name offset {}>", sh.sh_name(endian)),
-                    index,
-                    detail: "has a name outside the section name string table".into(),
+            let name =
+                table.section_name(endian, sh).map(|n| String::from_utf8_lossy(n).into_owned()).map_err(|_| {
+                    ElfError::CorruptedSection {
+                        path: self.path.to_owned(),
+                        section: format!("<name offset {}>", sh.sh_name(endian)),
+                        index,
+                        detail: "has a name outside the section name string table".into(),
+                    }
                 })?;
             let sh_type = sh.sh_type(endian);
             let flags = sh.sh_flags(endian);
@@ -547,9 +489,7 @@ impl<'a> Parser<'a> {
                 continue;
             }
             let section_index = if shndx == elf::SHN_XINDEX {
-                symtab
-                    .shndx(endian, object::SymbolIndex(i))
-                    .map(|x| x as usize)
+                symtab.shndx(endian, object::SymbolIndex(i)).map(|x| x as usize)
             } else {
                 shndx.index().map(usize::from)
             };
@@ -565,11 +505,9 @@ impl<'a> Parser<'a> {
                 // Other reserved indices (processor/OS specific): nothing to place.
                 None => continue,
             };
-            let name = symtab.symbol_name(endian, sym).map_err(|_| {
-                self.malformed(format!(
-                    "symbol #{i} has a name outside the symbol string table"
-                ))
-            })?;
+            let name = symtab
+                .symbol_name(endian, sym)
+                .map_err(|_| self.malformed(format!("symbol #{i} has a name outside the symbol string table")))?;
             if name.is_empty() || name.starts_with(b"$") {
                 // Unnamed, or an ARM mapping symbol ($t, $a, $d): not a function or object.
                 continue;
@@ -589,9 +527,7 @@ impl<'a> Parser<'a> {
                 section_index,
             });
         }
-        symbols.sort_by(|a, b| {
-            (a.address, &a.name, a.size, a.kind).cmp(&(b.address, &b.name, b.size, b.kind))
-        });
+        symbols.sort_by(|a, b| (a.address, &a.name, a.size, a.kind).cmp(&(b.address, &b.name, b.size, b.kind)));
         Ok(symbols)
     }
 
@@ -601,9 +537,8 @@ impl<'a> Parser<'a> {
         for s in sections.iter_mut().filter(|s| s.alloc && s.size > 0) {
             let holds = |seg: &&LoadSegment| {
                 let in_memory = s.vma >= seg.vaddr && s.vma + s.size <= seg.vaddr + seg.memsz;
-                let in_file = s.nobits
-                    || (s.file_offset >= seg.offset
-                        && s.file_offset + s.size <= seg.offset + seg.filesz);
+                let in_file =
+                    s.nobits || (s.file_offset >= seg.offset && s.file_offset + s.size <= seg.offset + seg.filesz);
                 in_memory && in_file
             };
             if let Some(seg) = segments.iter().find(holds) {

@@ -13,10 +13,5 @@ pub mod image;
 pub mod memory;
 
 pub use error::ElfError;
-pub use image::{
-    ElfImage, LoadSegment, Section, Symbol, SymbolBinding, SymbolKind, VectorTable, demangle,
-};
-pub use memory::{
-    Breakdown, Category, MemoryRegion, MemoryReport, RegionUsage, SectionUsage, StackUsage,
-    SymbolUsage,
-};
+pub use image::{ElfImage, LoadSegment, Section, Symbol, SymbolBinding, SymbolKind, VectorTable, demangle};
+pub use memory::{Breakdown, Category, MemoryRegion, MemoryReport, RegionUsage, SectionUsage, StackUsage, SymbolUsage};

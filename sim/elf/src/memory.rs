@@ -21,11 +21,7 @@ pub struct MemoryRegion {
 
 impl MemoryRegion {
     pub fn new(name: impl Into<String>, origin: u64, length: u64) -> Self {
-        MemoryRegion {
-            name: name.into(),
-            origin,
-            length,
-        }
+        MemoryRegion { name: name.into(), origin, length }
     }
 
     /// True if `addr` lies inside the region.
@@ -78,16 +74,9 @@ impl Breakdown {
 
     /// Sum of all categories.
     pub fn total(&self) -> u64 {
-        [
-            self.code,
-            self.rodata,
-            self.data,
-            self.bss,
-            self.uninit,
-            self.reservation,
-        ]
-        .iter()
-        .fold(0u64, |a, b| a.saturating_add(*b))
+        [self.code, self.rodata, self.data, self.bss, self.uninit, self.reservation]
+            .iter()
+            .fold(0u64, |a, b| a.saturating_add(*b))
     }
 }
 
@@ -190,21 +179,13 @@ const UNINIT_PREFIXES: &[&str] = &[".uninit", ".noinit", ".no_init"];
 /// The category of an allocated section.
 pub fn categorize(section: &Section) -> Category {
     let name = section.name.as_str();
-    let starts_with_any = |names: &[&str]| {
-        names
-            .iter()
-            .any(|n| name == *n || name.starts_with(&format!("{n}.")))
-    };
+    let starts_with_any = |names: &[&str]| names.iter().any(|n| name == *n || name.starts_with(&format!("{n}.")));
     if section.exec {
         Category::Code
     } else if (section.write || section.nobits) && starts_with_any(RESERVATION_SECTIONS) {
         Category::Reservation
     } else if section.nobits {
-        if starts_with_any(UNINIT_PREFIXES) {
-            Category::Uninit
-        } else {
-            Category::Bss
-        }
+        if starts_with_any(UNINIT_PREFIXES) { Category::Uninit } else { Category::Bss }
     } else if section.write {
         Category::Data
     } else {
@@ -216,11 +197,7 @@ impl MemoryReport {
     /// Analyze `image`. With `regions`, sections are placed by address (LMA for flash, VMA for
     /// RAM) and capacities are known; without, by flags (read-only → flash, writable or NOBITS →
     /// RAM, writable with LMA ≠ VMA → both). `top_n` bounds `top_symbols`.
-    pub fn analyze(
-        image: &ElfImage,
-        regions: Option<&[MemoryRegion]>,
-        top_n: usize,
-    ) -> MemoryReport {
+    pub fn analyze(image: &ElfImage, regions: Option<&[MemoryRegion]>, top_n: usize) -> MemoryReport {
         let (flash_region, ram_region) = regions.map_or((None, None), pick_flash_and_ram);
         let mut flash = RegionUsage::new("FLASH", flash_region);
         let mut ram = RegionUsage::new("RAM", ram_region);
@@ -235,12 +212,7 @@ impl MemoryReport {
             let kind = categorize(s);
             let (region, load_region) = match regions {
                 Some(regions) => {
-                    let find = |addr: u64| {
-                        regions
-                            .iter()
-                            .find(|r| r.contains(addr))
-                            .map(|r| r.name.clone())
-                    };
+                    let find = |addr: u64| regions.iter().find(|r| r.contains(addr)).map(|r| r.name.clone());
                     let region = find(s.vma);
                     if region.is_none() {
                         warnings.push(format!(
@@ -248,14 +220,8 @@ impl MemoryReport {
                             s.name, s.vma, s.size
                         ));
                     }
-                    let load_region = if s.occupies_load_image() {
-                        find(s.lma)
-                    } else {
-                        None
-                    };
-                    if load_region.is_some()
-                        && flash_region.map(|r| &r.name) == load_region.as_ref()
-                    {
+                    let load_region = if s.occupies_load_image() { find(s.lma) } else { None };
+                    if load_region.is_some() && flash_region.map(|r| &r.name) == load_region.as_ref() {
                         flash.breakdown.add(kind, s.size);
                     }
                     if region.is_some() && ram_region.map(|r| &r.name) == region.as_ref() {
@@ -327,20 +293,9 @@ fn pick_flash_and_ram(regions: &[MemoryRegion]) -> (Option<&MemoryRegion>, Optio
         let upper = r.name.to_ascii_uppercase();
         words.iter().any(|w| upper.contains(w))
     };
-    let flash = regions
-        .iter()
-        .position(|r| named(r, &["FLASH", "ROM"]))
-        .or((!regions.is_empty()).then_some(0));
-    let others = || {
-        regions
-            .iter()
-            .enumerate()
-            .filter(move |(i, _)| Some(*i) != flash)
-            .map(|(_, r)| r)
-    };
-    let ram = others()
-        .find(|r| named(r, &["RAM"]))
-        .or_else(|| others().next());
+    let flash = regions.iter().position(|r| named(r, &["FLASH", "ROM"])).or((!regions.is_empty()).then_some(0));
+    let others = || regions.iter().enumerate().filter(move |(i, _)| Some(*i) != flash).map(|(_, r)| r);
+    let ram = others().find(|r| named(r, &["RAM"])).or_else(|| others().next());
     (flash.map(|i| &regions[i]), ram)
 }
 
@@ -359,11 +314,7 @@ fn stack_available(image: &ElfImage) -> Option<StackUsage> {
     };
     // `checked_sub`, not `then_some(high - low)`: that would be evaluated before the check.
     let available = high.checked_sub(low)?;
-    Some(StackUsage {
-        low,
-        high,
-        available,
-    })
+    Some(StackUsage { low, high, available })
 }
 
 fn top_symbols(image: &ElfImage, top_n: usize) -> Vec<SymbolUsage> {
@@ -372,11 +323,7 @@ fn top_symbols(image: &ElfImage, top_n: usize) -> Vec<SymbolUsage> {
         .symbols()
         .iter()
         .filter(|s| s.size > 0 && matches!(s.kind, SymbolKind::Function | SymbolKind::Object))
-        .filter(|s| {
-            s.section_index
-                .and_then(|i| sections.get(i))
-                .is_some_and(|sec| sec.alloc)
-        })
+        .filter(|s| s.section_index.and_then(|i| sections.get(i)).is_some_and(|sec| sec.alloc))
         .map(|s| SymbolUsage {
             name: s.demangled.clone(),
             mangled: s.name.clone(),

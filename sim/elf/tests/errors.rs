@@ -42,46 +42,17 @@ fn not_an_elf() {
 #[test]
 fn truncated_header_and_tables() {
     let bytes = gcc_elf_bytes();
-    assert!(matches!(
-        err(&bytes[..10]),
-        ElfError::Truncated {
-            what: "ELF identification",
-            ..
-        }
-    ));
-    assert!(matches!(
-        err(&bytes[..40]),
-        ElfError::Truncated {
-            what: "ELF header",
-            needed: 52,
-            len: 40,
-            ..
-        }
-    ));
+    assert!(matches!(err(&bytes[..10]), ElfError::Truncated { what: "ELF identification", .. }));
+    assert!(matches!(err(&bytes[..40]), ElfError::Truncated { what: "ELF header", needed: 52, len: 40, .. }));
     // The section header table is at the end of a GNU ld output: cut into it.
     let shoff = u32_at(&bytes, 32) as usize;
     let e = err(&bytes[..shoff + 100]);
-    assert!(
-        matches!(
-            e,
-            ElfError::Truncated {
-                what: "section header table",
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert!(matches!(e, ElfError::Truncated { what: "section header table", .. }), "{e:?}");
     assert!(e.to_string().contains("truncated"), "{e}");
     // Program header table pointed past the end.
     let mut b = bytes.clone();
     b[28..32].copy_from_slice(&(bytes.len() as u32 - 16).to_le_bytes());
-    assert!(matches!(
-        err(&b),
-        ElfError::Truncated {
-            what: "program header table",
-            ..
-        }
-    ));
+    assert!(matches!(err(&b), ElfError::Truncated { what: "program header table", .. }));
 }
 
 #[test]
@@ -112,23 +83,9 @@ fn not_arm() {
 fn relocatable_object_is_not_an_executable() {
     let dir = scratch("object");
     std::fs::write(dir.join("f.c"), "int f(int x) { return x * 3; }\n").unwrap();
-    gcc(
-        &dir,
-        &[
-            "-mcpu=cortex-m4",
-            "-mthumb",
-            "-O2",
-            "-c",
-            "f.c",
-            "-o",
-            "f.o",
-        ],
-    );
+    gcc(&dir, &["-mcpu=cortex-m4", "-mthumb", "-O2", "-c", "f.c", "-o", "f.o"]);
     let e = ElfImage::read(&dir.join("f.o")).unwrap_err();
-    assert!(
-        matches!(e, ElfError::NotExecutable { e_type: 1, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, ElfError::NotExecutable { e_type: 1, .. }), "{e:?}");
 }
 
 #[test]
@@ -163,11 +120,7 @@ fn corrupted_section_contents_past_end() {
 fn elf_without_code_has_no_code() {
     let script = "MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 4M\n RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4M }\n\
                   SECTIONS { .rodata : { KEEP(*(.rodata*)) } > FLASH }\n";
-    let elf = common::build(
-        "nocode",
-        "__attribute__((used)) const int answer[4] = { 42, 43, 44, 45 };\n",
-        script,
-    );
+    let elf = common::build("nocode", "__attribute__((used)) const int answer[4] = { 42, 43, 44, 45 };\n", script);
     let image = ElfImage::read(&elf).expect("a data-only ELF still parses");
     assert!(!image.has_code());
     assert!(image.vector_table().is_none());

@@ -12,10 +12,7 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
 
@@ -29,23 +26,12 @@ fn exercise(bytes: &[u8]) -> bool {
     let Ok(image) = ElfImage::parse(Path::new("fuzz.elf"), bytes) else {
         return false;
     };
-    let regions = [
-        MemoryRegion::new("FLASH", 0, 4 << 20),
-        MemoryRegion::new("RAM", 0x2000_0000, 4 << 20),
-    ];
+    let regions = [MemoryRegion::new("FLASH", 0, 4 << 20), MemoryRegion::new("RAM", 0x2000_0000, 4 << 20)];
     let _ = MemoryReport::analyze(&image, Some(&regions), 10);
     let _ = MemoryReport::analyze(&image, None, 10);
     let _ = image.has_code();
     let _ = image.vector_table();
-    for addr in [
-        0,
-        1,
-        0x41,
-        0x100,
-        0x2000_0000,
-        u64::from(u32::MAX),
-        u64::MAX,
-    ] {
+    for addr in [0, 1, 0x41, 0x100, 0x2000_0000, u64::from(u32::MAX), u64::MAX] {
         let _ = image.symbolize(addr);
     }
     for s in image.sections() {

@@ -67,12 +67,8 @@ fn config_args(board: &Board, profile: &Profile) -> Vec<String> {
         args.extend(["--config".into(), format!("profile.release.opt-level={value}")]);
     }
     if !profile.cfg.is_empty() {
-        let flags: Vec<String> =
-            profile.cfg.iter().flat_map(|c| ["\"--cfg\"".to_string(), toml_string(c)]).collect();
-        args.extend([
-            "--config".into(),
-            format!("target.\"{}\".rustflags=[{}]", board.rust_target, flags.join(",")),
-        ]);
+        let flags: Vec<String> = profile.cfg.iter().flat_map(|c| ["\"--cfg\"".to_string(), toml_string(c)]).collect();
+        args.extend(["--config".into(), format!("target.\"{}\".rustflags=[{}]", board.rust_target, flags.join(","))]);
     }
     args
 }
@@ -90,8 +86,7 @@ pub fn build(
     profile: &Profile,
 ) -> Result<PathBuf, BuildError> {
     let target_dir = target_root.join("mcubench").join(format!("{}-{}", board.memory_layout, profile.name));
-    std::fs::create_dir_all(&target_dir)
-        .map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
+    std::fs::create_dir_all(&target_dir).map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
     let memory_x = target_dir.join("memory.x");
     write_if_changed(&memory_x, board.memory_x.as_bytes())
         .map_err(|source| BuildError::Write { path: memory_x.clone(), source })?;

@@ -44,12 +44,9 @@ impl BudgetCheck {
     pub fn describe(&self) -> String {
         match (self.status, self.actual) {
             (BudgetStatus::Ok, Some(a)) => format!("{} {a} B within {} B", self.metric.label(), self.limit),
-            (BudgetStatus::Exceeded, Some(a)) => format!(
-                "{} {a} B exceeds the budget of {} B by {} B",
-                self.metric.label(),
-                self.limit,
-                a - self.limit
-            ),
+            (BudgetStatus::Exceeded, Some(a)) => {
+                format!("{} {a} B exceeds the budget of {} B by {} B", self.metric.label(), self.limit, a - self.limit)
+            }
             _ => format!("{} unknown (not measured): cannot show it is within {} B", self.metric.label(), self.limit),
         }
     }

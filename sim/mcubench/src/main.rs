@@ -14,7 +14,11 @@ use mcubench::{Board, RunOptions, Scenario, Status, run_scenario};
 use mcubench_elf::{ElfImage, MemoryReport};
 
 #[derive(Parser)]
-#[command(name = "mcubench", version, about = "Run Cortex-M firmware under QEMU: KATs, instruction counts, memory, stack, budgets")]
+#[command(
+    name = "mcubench",
+    version,
+    about = "Run Cortex-M firmware under QEMU: KATs, instruction counts, memory, stack, budgets"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,7 +38,7 @@ enum Command {
         #[arg(required_unless_present = "elf", conflicts_with = "elf")]
         scenario: Option<PathBuf>,
         /// Run this prebuilt ELF instead of a scenario (needs --board).
-        #[arg(long, requires = "board")]
+        #[arg(long, requires = "boards")]
         elf: Option<PathBuf>,
         /// Board to run on; with a scenario, restricts it to these boards.
         #[arg(long = "board", value_name = "NAME")]
@@ -102,12 +106,10 @@ fn size_arg(flag: &str, value: &Option<String>) -> Result<Option<Bytes>, InputEr
 fn write_atomically(path: &Path, contents: &str) -> Result<(), InputError> {
     let name = path.file_name().ok_or_else(|| InputError(format!("{}: not a file path", path.display())))?;
     let tmp = path.with_file_name(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, contents)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            InputError(format!("{}: cannot write the report: {e}", path.display()))
-        })
+    std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        InputError(format!("{}: cannot write the report: {e}", path.display()))
+    })
 }
 
 fn run(cli: Cli) -> Result<ExitCode, InputError> {
@@ -126,8 +128,8 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Size { elf, board: board_name, top, format } => {
-            let image = ElfImage::read(&elf)?;
             let regions = board_name.as_deref().map(board).transpose()?.map(|b| b.regions());
+            let image = ElfImage::read(&elf)?;
             let report = MemoryReport::analyze(&image, regions.as_ref().map(|r| &r[..]), top);
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
@@ -218,5 +220,13 @@ fn main() -> ExitCode {
             eprintln!("mcubench: error: {message}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
     }
 }

@@ -81,11 +81,10 @@ impl Transcript {
             let line = index + 1;
             let text = raw.strip_suffix('\r').unwrap_or(raw);
             match text.strip_prefix(PREFIX) {
-                Some(body) => t.records.push((line, parse_record(body).map_err(|message| ProtocolError {
+                Some(body) => t.records.push((
                     line,
-                    message,
-                    text: text.to_owned(),
-                })?)),
+                    parse_record(body).map_err(|message| ProtocolError { line, message, text: text.to_owned() })?,
+                )),
                 None if text.starts_with("@mcubench/") => {
                     return Err(ProtocolError {
                         line,
@@ -150,8 +149,7 @@ impl<'a> Fields<'a> {
     fn parse(kind: &'a str, rest: &'a str) -> Result<Self, String> {
         let mut map = BTreeMap::new();
         for token in rest.split(' ').filter(|t| !t.is_empty()) {
-            let (key, value) =
-                token.split_once('=').ok_or_else(|| format!("`{token}` is not a key=value field"))?;
+            let (key, value) = token.split_once('=').ok_or_else(|| format!("`{token}` is not a key=value field"))?;
             if key.is_empty() || !key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
                 return Err(format!("`{key}` is not a field name"));
             }
@@ -191,7 +189,7 @@ fn address(key: &str, value: &str) -> Result<u32, String> {
 }
 
 fn hex(key: &str, value: &str) -> Result<String, String> {
-    if value.len() % 2 == 0 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if value.len().is_multiple_of(2) && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         Ok(value.to_owned())
     } else {
         Err(format!("field `{key}` is not lowercase hex bytes: `{value}`"))

@@ -118,7 +118,9 @@ pub fn run_with(qemu: &Path, board: &Board, elf: &Path, timeout: Duration) -> Re
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { QemuError::NotFound } else { QemuError::Spawn(e) })?;
+        .map_err(
+            |e| if e.kind() == std::io::ErrorKind::NotFound { QemuError::NotFound } else { QemuError::Spawn(e) },
+        )?;
     let overflow = Arc::new(AtomicBool::new(false));
     let out = collect(child.stdout.take().expect("piped"), overflow.clone());
     let err = collect(child.stderr.take().expect("piped"), overflow.clone());
@@ -160,11 +162,7 @@ pub fn lockup_pc(stderr: &str) -> Option<u32> {
 
 /// Where a file would be found on PATH, for messages.
 pub fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join(program))
-        .find(|p| p.is_file())
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(program)).find(|p| p.is_file())
 }
 
 #[cfg(test)]

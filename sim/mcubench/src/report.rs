@@ -100,11 +100,11 @@ impl RunReport {
 
     /// The terminal table: one row per board × profile, then instructions per KAT operation.
     pub fn to_table(&self) -> String {
-        let mut rows = vec![[
-            "board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "budget",
-        ]
-        .map(String::from)
-        .to_vec()];
+        let mut rows = vec![
+            ["board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "budget"]
+                .map(String::from)
+                .to_vec(),
+        ];
         for c in &self.cells {
             let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
             let budget = if c.budgets.is_empty() {
@@ -116,7 +116,13 @@ impl RunReport {
                     .budgets
                     .iter()
                     .filter(|b| b.status != BudgetStatus::Ok)
-                    .map(|b| format!("{} {}", b.metric.label(), if b.status == BudgetStatus::Exceeded { "over" } else { "unknown" }))
+                    .map(|b| {
+                        format!(
+                            "{} {}",
+                            b.metric.label(),
+                            if b.status == BudgetStatus::Exceeded { "over" } else { "unknown" }
+                        )
+                    })
                     .collect();
                 over.join(", ")
             };
@@ -137,7 +143,8 @@ impl RunReport {
         // Anything that is not a pass gets its message under the table.
         for c in &self.cells {
             if c.verdict.outcome != Outcome::Pass {
-                let _ = writeln!(out, "{} / {}: {}: {}", c.board, c.profile, c.verdict.outcome.label(), c.verdict.message);
+                let _ =
+                    writeln!(out, "{} / {}: {}: {}", c.board, c.profile, c.verdict.outcome.label(), c.verdict.message);
             }
             for b in c.budgets.iter().filter(|b| b.status != BudgetStatus::Ok) {
                 let _ = writeln!(out, "{} / {}: budget: {}", c.board, c.profile, b.describe());
@@ -154,7 +161,11 @@ impl RunReport {
             }
         }
         if !ids.is_empty() {
-            let _ = writeln!(out, "\ninstructions per KAT operation (from SysTick under -icount shift=0; resolution one tick: {})", self.tick_resolutions());
+            let _ = writeln!(
+                out,
+                "\ninstructions per KAT operation (from SysTick under -icount shift=0; resolution one tick: {})",
+                self.tick_resolutions()
+            );
             let mut header = vec!["KAT".to_string()];
             header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
             let mut rows = vec![header];
@@ -185,14 +196,21 @@ impl RunReport {
 /// Left-aligns the first `text_columns` columns and right-aligns the rest (numbers).
 fn render(rows: &[Vec<String>], text_columns: usize) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..columns).map(|i| rows.iter().filter_map(|r| r.get(i)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| rows.iter().filter_map(|r| r.get(i)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for (n, row) in rows.iter().enumerate() {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
-            .map(|(i, s)| if i < text_columns || n == 0 { format!("{s:<w$}", w = widths[i]) } else { format!("{s:>w$}", w = widths[i]) })
+            .map(|(i, s)| {
+                if i < text_columns || n == 0 {
+                    format!("{s:<w$}", w = widths[i])
+                } else {
+                    format!("{s:>w$}", w = widths[i])
+                }
+            })
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
@@ -203,9 +221,11 @@ fn render(rows: &[Vec<String>], text_columns: usize) -> String {
 /// The `mcubench size` table: regions, sections, top symbols.
 pub fn memory_table(elf: &str, m: &MemoryReport) -> String {
     let mut out = format!("{elf}\n\n");
-    let mut rows = vec![["region", "used B", "capacity B", "use %", "code", "rodata", "data", "bss", "uninit", "reserved"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![
+        ["region", "used B", "capacity B", "use %", "code", "rodata", "data", "bss", "uninit", "reserved"]
+            .map(String::from)
+            .to_vec(),
+    ];
     for r in [&m.flash, &m.ram] {
         let b = &r.breakdown;
         rows.push(vec![

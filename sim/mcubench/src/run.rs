@@ -72,7 +72,10 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
                     let elf = built
                         .entry(key)
                         .or_insert_with(|| {
-                            say(format!("building {bin} for {} ({}, profile {})", board.name, board.rust_target, profile.name));
+                            say(format!(
+                                "building {bin} for {} ({}, profile {})",
+                                board.name, board.rust_target, profile.name
+                            ));
                             let root = target_root.clone()?;
                             build::build(&firmware, &root, board, profile).map_err(|e| setup_error(e.to_string()))
                         })

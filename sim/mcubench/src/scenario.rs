@@ -34,9 +34,8 @@ impl Bytes {
         let text = text.trim();
         let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
         let (number, unit) = text.split_at(split);
-        let number: u64 = number
-            .parse()
-            .map_err(|_| format!("`{text}` is not a size; write e.g. `24 KiB`, `512 B` or `4096`"))?;
+        let number: u64 =
+            number.parse().map_err(|_| format!("`{text}` is not a size; write e.g. `24 KiB`, `512 B` or `4096`"))?;
         let scale = match unit.trim() {
             "" | "B" => 1,
             "KiB" | "K" | "KB" | "kB" => 1024,
@@ -45,10 +44,7 @@ impl Bytes {
                 return Err(format!("unknown size unit `{other}` in `{text}`; use B, KiB or MiB"));
             }
         };
-        number
-            .checked_mul(scale)
-            .map(Bytes)
-            .ok_or_else(|| format!("size `{text}` is too large"))
+        number.checked_mul(scale).map(Bytes).ok_or_else(|| format!("size `{text}` is too large"))
     }
 }
 
@@ -66,9 +62,9 @@ impl<'de> Deserialize<'de> for Bytes {
             Int(u64),
             Text(String),
         }
-        match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a size such as `24 KiB`, `512 B` or `4096`")
-        })? {
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected a size such as `24 KiB`, `512 B` or `4096`"))?
+        {
             Raw::Int(n) => Ok(Bytes(n)),
             Raw::Text(t) => Bytes::parse(&t).map_err(serde::de::Error::custom),
         }
@@ -84,9 +80,8 @@ impl Timeout {
         let text = text.trim();
         let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
         let (number, unit) = text.split_at(split);
-        let n: u64 = number
-            .parse()
-            .map_err(|_| format!("`{text}` is not a duration; write e.g. `20 s` or `500 ms`"))?;
+        let n: u64 =
+            number.parse().map_err(|_| format!("`{text}` is not a duration; write e.g. `20 s` or `500 ms`"))?;
         let d = match unit.trim() {
             "" | "s" => Duration::from_secs(n),
             "ms" => Duration::from_millis(n),
@@ -135,11 +130,7 @@ pub struct Budgets {
 impl Budgets {
     /// `self` with every limit that `over` sets replaced.
     pub fn overridden_by(&self, over: &Budgets) -> Budgets {
-        Budgets {
-            flash: over.flash.or(self.flash),
-            ram: over.ram.or(self.ram),
-            stack: over.stack.or(self.stack),
-        }
+        Budgets { flash: over.flash.or(self.flash), ram: over.ram.or(self.ram), stack: over.stack.or(self.stack) }
     }
 }
 
@@ -178,17 +169,14 @@ fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error
         Int(u8),
         Text(String),
     }
-    let level = match Raw::deserialize(d)
-        .map_err(|_| serde::de::Error::custom("expected an opt-level: 0, 1, 2, 3, s or z"))?
-    {
-        Raw::Int(n) => n.to_string(),
-        Raw::Text(t) => t,
-    };
+    let level =
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("expected an opt-level: 0, 1, 2, 3, s or z"))? {
+            Raw::Int(n) => n.to_string(),
+            Raw::Text(t) => t,
+        };
     match level.as_str() {
         "0" | "1" | "2" | "3" | "s" | "z" => Ok(Some(level)),
-        _ => Err(serde::de::Error::custom(format!(
-            "opt-level `{level}` is not one of 0, 1, 2, 3, s, z"
-        ))),
+        _ => Err(serde::de::Error::custom(format!("opt-level `{level}` is not one of 0, 1, 2, 3, s, z"))),
     }
 }
 
@@ -240,8 +228,8 @@ pub const PREBUILT_PROFILE: &str = "prebuilt";
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ScenarioError::Read { path: path.to_owned(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.to_owned(), source })?;
         Scenario::from_yaml(path, &text)
     }
 
@@ -292,9 +280,7 @@ impl Scenario {
                 Firmware::Elf { path }
             }
             _ => {
-                return Err(invalid(
-                    "firmware: give exactly one of `cargo: <crate dir>` or `elf: <file>`".into(),
-                ));
+                return Err(invalid("firmware: give exactly one of `cargo: <crate dir>` or `elf: <file>`".into()));
             }
         };
 
@@ -345,7 +331,8 @@ impl Scenario {
             Firmware::Elf { .. } => {
                 if !raw.profiles.is_empty() {
                     return Err(invalid(
-                        "profiles: a prebuilt `elf` has no build profiles; remove `profiles` or use `cargo` firmware".into(),
+                        "profiles: a prebuilt `elf` has no build profiles; remove `profiles` or use `cargo` firmware"
+                            .into(),
                     ));
                 }
                 profiles.push(Profile {
@@ -467,7 +454,11 @@ timeout: 20 s
     #[case("flash: 24 KiB", "flash: 24 parsecs", "unknown size unit `parsecs`")]
     #[case("timeout: 20 s", "timeout: 0 s", "timeout of zero")]
     #[case("opt-level: 3", "opt-level: 4", "opt-level `4` is not one of")]
-    #[case("boards: [mps2-an386, microbit]", "boards: [mps2-an999]", "unknown board `mps2-an999`; known boards: mps2-an386")]
+    #[case(
+        "boards: [mps2-an386, microbit]",
+        "boards: [mps2-an999]",
+        "unknown board `mps2-an999`; known boards: mps2-an386"
+    )]
     #[case("boards: [mps2-an386, microbit]", "boards: []", "the list is empty")]
     #[case("boards: [mps2-an386, microbit]", "boards: [microbit, microbit]", "listed twice")]
     #[case("{ cargo: fw, features: [std-vectors] }", "{ cargo: nowhere }", "no Cargo.toml in")]
@@ -488,8 +479,8 @@ timeout: 20 s
         assert_eq!(s.profiles.len(), 1);
         assert_eq!(s.profiles[0].name, PREBUILT_PROFILE);
         assert_eq!(s.timeout, DEFAULT_TIMEOUT);
-        let err = load(&dir, "name: c\nfirmware: { elf: app.elf }\nboards: [mps2-an386]\nprofiles: { a: {} }\n")
-            .unwrap_err();
+        let err =
+            load(&dir, "name: c\nfirmware: { elf: app.elf }\nboards: [mps2-an386]\nprofiles: { a: {} }\n").unwrap_err();
         assert!(err.contains("no build profiles"), "{err}");
     }
 

@@ -71,7 +71,10 @@ pub fn judge(
     let t = match transcript {
         Ok(t) => t,
         Err(e) => {
-            return Verdict::new(Outcome::Fail, format!("{e}; fix the firmware's record output (see firmware/PROTOCOL.md)"));
+            return Verdict::new(
+                Outcome::Fail,
+                format!("{e}; fix the firmware's record output (see firmware/PROTOCOL.md)"),
+            );
         }
     };
     match run.end {

@@ -118,8 +118,7 @@ void Reset_Handler(void) {
 
 /// A fresh scratch directory under the target dir.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("mcubench-elf-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcubench-elf-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
@@ -136,11 +135,7 @@ pub fn gcc(dir: &Path, args: &[&str]) {
              (Debian/Ubuntu: `apt-get install gcc-arm-none-eabi`, see ci/setup.sh)"
         ),
     };
-    assert!(
-        output.status.success(),
-        "{GCC} {args:?} failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{GCC} {args:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
 }
 
 const CFLAGS: &[&str] = &[

@@ -1,0 +1,118 @@
+//! The command line on real ELFs: `size` on a GCC and a rustc ELF, `run --elf` on a prebuilt C
+//! firmware, JSON output, and clear errors (exit 2) for bad input.
+
+mod common;
+
+use mcubench::Scenario;
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn size_reports_a_gcc_elf_as_table_and_json() {
+    let elf = common::c_firmware("kat-crc32");
+    let out = common::mcubench().args(["size", "--board", "mps2-an386"]).arg(&elf).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = stdout(&out);
+    for needle in ["FLASH", "RAM", ".text", ".bss", "symbol"] {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+
+    let out = common::mcubench().args(["size", "--format", "json"]).arg(&elf).output().unwrap();
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["flash"]["used"].as_u64().unwrap() > 0, "{json}");
+    assert!(json["sections"].as_array().unwrap().iter().any(|s| s["name"] == ".text"), "{json}");
+}
+
+#[test]
+fn size_reports_a_rust_elf_with_demangled_symbols() {
+    let mut scenario = Scenario::load(&common::repo().join("scenarios/kat.yaml")).unwrap();
+    scenario.boards.retain(|b| b.name == "mps2-an385");
+    scenario.profiles.retain(|p| p.name == "size");
+    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else {
+        panic!("kat.yaml builds with cargo")
+    };
+    let root = mcubench::build::target_directory(package_dir).unwrap();
+    let elf = mcubench::build::build(
+        &mcubench::build::CargoFirmware { package_dir, bin, features },
+        &root,
+        scenario.boards[0],
+        &scenario.profiles[0],
+    )
+    .unwrap();
+    let out = common::mcubench().args(["size", "--format", "json", "--top", "20"]).arg(&elf).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = json["top_symbols"].as_array().unwrap().iter().filter_map(|s| s["name"].as_str()).collect();
+    assert!(names.iter().any(|n| n.contains("::")), "Rust paths demangled: {names:?}");
+    assert!(names.iter().all(|n| !n.starts_with("_ZN") && !n.starts_with("_R")), "{names:?}");
+    assert!(json["stack_available"]["available"].as_u64().unwrap() > 0, "{json}");
+}
+
+#[test]
+fn run_elf_passes_a_prebuilt_gcc_firmware_and_prints_json() {
+    let elf = common::c_firmware("kat-crc32");
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--format", "json", "--elf"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schema"], "mcubench-run/1");
+    let cell = &json["cells"][0];
+    assert_eq!(cell["board"], "mps2-an386");
+    assert_eq!(cell["profile"], "prebuilt");
+    assert_eq!(cell["verdict"]["outcome"], "pass");
+    assert!(!cell["kats"].as_array().unwrap().is_empty());
+    assert!(cell["stack_high_water"].as_u64().is_some());
+}
+
+#[test]
+fn the_same_elf_gives_byte_identical_reports() {
+    let elf = common::c_firmware("kat-crc32");
+    let report = || {
+        let out = common::mcubench()
+            .args(["run", "--quiet", "--board", "mps2-an386", "--format", "json", "--elf"])
+            .arg(&elf)
+            .output()
+            .unwrap();
+        out.stdout
+    };
+    assert_eq!(report(), report());
+}
+
+#[rstest::rstest]
+#[case(&["size", "/nonexistent.elf"], "/nonexistent.elf")]
+#[case(&["size", "--board", "stm32", "Cargo.toml"], "unknown board `stm32`")]
+#[case(&["run", "--elf", "/nonexistent.elf", "--board", "microbit"], "/nonexistent.elf: no such file")]
+#[case(&["run", "/nonexistent.yaml"], "/nonexistent.yaml: cannot read the scenario file")]
+#[case(&["run", "--elf", "Cargo.toml", "--board", "microbit", "--timeout", "soon"], "--timeout: `soon` is not a duration")]
+fn bad_input_is_a_clear_error_with_exit_2(#[case] args: &[&str], #[case] expected: &str) {
+    let out = common::mcubench().args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_non_arm_elf_is_refused_by_size() {
+    let out = common::mcubench().arg("size").arg(env!("CARGO_BIN_EXE_mcubench")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("64-bit") || stderr.contains("not ARM") || stderr.contains("ARM"), "{stderr}");
+}
+
+#[test]
+fn a_scenario_typo_exits_2_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typo.yaml");
+    std::fs::write(&path, "name: x\nfirmware: { elf: a.elf }\nbords: [microbit]\n").unwrap();
+    let out = common::mcubench().arg("run").arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("typo.yaml:3:1: unknown field `bords`"), "{stderr}");
+}

@@ -1,0 +1,129 @@
+//! Every bad outcome is caught, with real firmware under real QEMU: a wrong expected value fails,
+//! a hang times out, a fault is reported with its PC, an exit without an end record is no
+//! verdict, a lockup is a fault, a missing QEMU or an ELF for another board is a setup error, and
+//! a tightened budget makes `mcubench run` exit non-zero.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use mcubench::verdict::Outcome;
+use mcubench::{Board, qemu};
+
+fn misbehave(bin: &str, board: &str) -> String {
+    format!(
+        "name: {bin}\nfirmware: {{ cargo: {}, bin: {bin} }}\nboards: [{board}]\ntimeout: 3 s\n",
+        common::repo().join("firmware/misbehave").display()
+    )
+}
+
+#[test]
+fn a_wrong_expected_value_fails_naming_the_kat() {
+    let yaml = format!(
+        "name: wrong\nfirmware: {{ cargo: {}, features: [wrong-vector] }}\nboards: [mps2-an386]\n",
+        common::repo().join("firmware/kat").display()
+    );
+    let cell = common::only_cell(common::run(&common::scenario(&yaml)));
+    assert_eq!(cell.verdict.outcome, Outcome::Fail, "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains("1 KAT(s) failed"), "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains(": expected "), "{}", cell.verdict.message);
+    assert_eq!(cell.kats.len() - cell.kats_passed(), 1);
+}
+
+#[test]
+fn a_hang_times_out_and_names_the_last_record() {
+    let started = Instant::now();
+    let cell = common::only_cell(common::run(&common::scenario(&misbehave("hang", "mps2-an386"))));
+    assert_eq!(cell.verdict.outcome, Outcome::Timeout, "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains("no exit within 3 s"), "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains("begin fw=hang"), "{}", cell.verdict.message);
+    // Built before the clock matters? The build is cached after the first run; allow for it.
+    assert!(started.elapsed() < Duration::from_secs(120));
+}
+
+#[rstest::rstest]
+fn a_fault_is_reported_with_its_pc(#[values("mps2-an386", "microbit")] board: &str) {
+    let cell = common::only_cell(common::run(&common::scenario(&misbehave("fault", board))));
+    assert_eq!(cell.verdict.outcome, Outcome::Fault, "{}", cell.verdict.message);
+    // The PC is resolved to the function that faulted.
+    assert!(cell.verdict.message.contains("HardFault at pc=0x"), "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains("fault"), "{}", cell.verdict.message);
+    assert!(!cell.verdict.message.contains("(no symbol)"), "{}", cell.verdict.message);
+}
+
+#[rstest::rstest]
+fn exit_zero_without_end_record_is_no_verdict(#[values("mps2-an386", "microbit")] board: &str) {
+    let cell = common::only_cell(common::run(&common::scenario(&misbehave("no-verdict", board))));
+    assert_eq!(cell.verdict.outcome, Outcome::NoVerdict, "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains("without an `end` record"), "{}", cell.verdict.message);
+}
+
+#[test]
+fn a_lockup_is_a_fault() {
+    let cell = common::only_cell(common::run(&common::scenario(&misbehave("lockup", "mps2-an386"))));
+    assert_eq!(cell.verdict.outcome, Outcome::Fault, "{}", cell.verdict.message);
+    assert!(cell.verdict.message.contains("locked up"), "{}", cell.verdict.message);
+}
+
+#[test]
+fn a_missing_qemu_is_a_setup_error_that_says_what_to_install() {
+    let elf = common::c_firmware("kat-crc32");
+    let board = Board::find("mps2-an386").unwrap();
+    let err = qemu::run_with("/nonexistent/qemu-system-arm".as_ref(), board, &elf, Duration::from_secs(5)).unwrap_err();
+    assert!(matches!(err, qemu::QemuError::NotFound), "{err}");
+    assert!(err.to_string().contains("ci/setup.sh"), "{err}");
+}
+
+#[test]
+fn an_elf_for_another_board_is_refused_before_running() {
+    // The C firmware is linked at 0x0 for mps2; the an505 boots from 0x10000000.
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an505", "--elf"])
+        .arg(common::c_firmware("kat-crc32"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("setup-error"), "{stdout}");
+    assert!(stdout.contains("outside mps2-an505's flash"), "{stdout}");
+}
+
+#[test]
+fn a_tightened_budget_makes_run_exit_non_zero() {
+    let elf = common::c_firmware("kat-crc32");
+    let ok = common::mcubench().args(["run", "--quiet", "--board", "mps2-an386", "--elf"]).arg(&elf).output().unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
+
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--flash-budget", "64", "--stack-budget", "8", "--elf"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("budget: flash"), "{stdout}");
+    assert!(stdout.contains("exceeds the budget of 64 B"), "{stdout}");
+    assert!(stdout.contains("budget: stack"), "{stdout}");
+}
+
+#[test]
+fn a_scenario_budget_is_checked_per_profile() {
+    let yaml = format!(
+        "name: tight\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nbudgets: {{ ram: 1 B }}\n",
+        common::c_firmware("kat-crc32").display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tight.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let out = common::mcubench().args(["run", "--quiet"]).arg(&path).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("budget: ram"), "{stdout}");
+}
+
+#[test]
+fn a_panic_fails_with_its_message() {
+    let cell = common::only_cell(common::run(&common::scenario(&misbehave("panic", "mps2-an386"))));
+    assert_eq!(cell.verdict.outcome, Outcome::Fail, "{}", cell.verdict.message);
+    assert!(cell.verdict.message.starts_with("firmware panicked: "), "{}", cell.verdict.message);
+}
