@@ -127,3 +127,36 @@ fn a_panic_fails_with_its_message() {
     assert_eq!(cell.verdict.outcome, Outcome::Fail, "{}", cell.verdict.message);
     assert!(cell.verdict.message.starts_with("firmware panicked: "), "{}", cell.verdict.message);
 }
+
+#[test]
+fn an_elf_without_code_is_a_setup_error() {
+    // What a stray RUSTFLAGS does to a cortex-m-rt build: an ELF with data but no code and no
+    // vector table. QEMU would "run" it; mcubench refuses it first.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("empty.c");
+    std::fs::write(&src, "int counter = 1;\n").unwrap();
+    let elf = dir.path().join("empty.elf");
+    let status = std::process::Command::new("arm-none-eabi-gcc")
+        .args(["-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-nostartfiles", "-Wl,-e,0", "-o"])
+        .arg(&elf)
+        .arg(&src)
+        .status()
+        .expect("arm-none-eabi-gcc runs; install it with `bash ci/setup.sh`");
+    assert!(status.success());
+    let out = common::mcubench().args(["run", "--quiet", "--board", "mps2-an386", "--elf"]).arg(&elf).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("setup-error"), "{stdout}");
+    assert!(stdout.contains("no code or no vector table"), "{stdout}");
+}
+
+#[test]
+fn a_cpu_the_machine_does_not_have_is_a_setup_error() {
+    let elf = common::c_firmware("kat-crc32");
+    let wrong = Board { qemu_cpu: "cortex-m3", ..*Board::find("mps2-an386").unwrap() };
+    let run = qemu::run(&wrong, &elf, Duration::from_secs(10)).unwrap();
+    let transcript = mcubench::protocol::Transcript::parse(&run.stdout);
+    let verdict = mcubench::verdict::judge(&run, transcript.as_ref(), 10.0, &|_| String::new());
+    assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
+    assert!(verdict.message.contains("cortex-m4"), "QEMU's own explanation is kept: {}", verdict.message);
+}

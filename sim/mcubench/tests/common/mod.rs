@@ -32,7 +32,8 @@ pub fn only_cell(report: RunReport) -> CellReport {
 pub fn c_firmware(name: &str) -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     let dir = DIR.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("mcubench-c-fw-{}", std::process::id()));
+        // Per test binary: binaries run one after another, but a stale half-built dir must not be reused.
+        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("c-fw-{}", std::process::id()));
         let status =
             Command::new("bash").arg(repo().join("firmware/c/build.sh")).arg(&out).status().expect("bash runs");
         assert!(status.success(), "firmware/c/build.sh failed; is arm-none-eabi-gcc installed? run `bash ci/setup.sh`");
