@@ -1,0 +1,144 @@
+@ Timing microbenchmarks for Cortex-M3 and Cortex-M4 (ARMv7-M subset: runs on both).
+@ Each kernel K is `K` (setup) → `K_loop` (body, ends in a conditional branch back to K_loop)
+@ → `K_exit` (epilogue) → `K_end`. The loop runs N = 100 times (r0 counts down).
+@ Expected cycles are derived from the TRM tables (see sim/timing/src/lib.rs for the citations),
+@ at zero wait states with P = 1 (taken branch = 2 cycles, `bx lr` = 2 cycles):
+@   total = setup + 99 × (body with the branch taken) + (body with the branch not taken) + exit
+@ The same numbers are asserted by sim/timing/tests/kernels.rs. Setups end with `movs r0, #100`
+@ so the first iteration pays exactly what the others pay (no pairing across the loop label).
+    .syntax unified
+    .thumb
+    .text
+
+@ subs; bne — the classic delay loop.
+@ setup: movs 1. body: subs 1 + bne 1 (+P=1 taken) → 3 taken, 2 not taken. exit: bx lr 2.
+@ M3 = M4 = 1 + 99×3 + 2 + 2 = 302.
+    .global k_delay, k_delay_loop, k_delay_exit, k_delay_end
+    .thumb_func
+k_delay:
+    movs r0, #100
+k_delay_loop:
+    subs r0, #1
+    bne k_delay_loop
+k_delay_exit:
+    bx lr
+k_delay_end:
+
+@ Three independent loads from the same base: LDR 2, then each following load pipelines (1).
+@ setup: movs 1 + mov r2, sp 1 = 2. body: ldr 2 + ldr 1 + ldr 1 + subs 1 + bne 2 = 7 taken, 6 not.
+@ exit: 2. M3 = M4 = 2 + 99×7 + 6 + 2 = 703.
+    .global k_loads, k_loads_loop, k_loads_exit, k_loads_end
+    .thumb_func
+k_loads:
+    mov r2, sp
+    movs r0, #100
+k_loads_loop:
+    ldr r1, [r2]
+    ldr r3, [r2, #4]
+    ldr r4, [r2, #8]
+    subs r0, #1
+    bne k_loads_loop
+k_loads_exit:
+    bx lr
+k_loads_end:
+
+@ A load whose address is the previous load's result cannot pipeline: 2 + 2.
+@ setup: mov 1 + str 1 (STR imm is always 1) + movs 1 = 3. The setup ends in an ALU op so the
+@ first loop load neither pipelines behind the store nor waits on an address register.
+@ body: ldr r1,[r2] 2 + ldr r1,[r1] 2 (address needs r1) + subs 1 + bne 2 = 7 taken, 6 not.
+@ exit: 2. M3 = M4 = 3 + 99×7 + 6 + 2 = 704.
+    .global k_chase, k_chase_loop, k_chase_exit, k_chase_end
+    .thumb_func
+k_chase:
+    mov r2, sp
+    str r2, [sp]
+    movs r0, #100
+k_chase_loop:
+    ldr r1, [r2]
+    ldr r1, [r1]
+    subs r0, #1
+    bne k_chase_loop
+k_chase_exit:
+    bx lr
+k_chase_end:
+
+@ LDM and STM of 4 registers: 1+N = 5 each.
+@ setup: movs 1 + mov 1 = 2. body: ldmia 5 + stmia 5 + subs 1 + bne 2 = 13 taken, 12 not.
+@ exit: 2. M3 = M4 = 2 + 99×13 + 12 + 2 = 1303.
+    .global k_ldm, k_ldm_loop, k_ldm_exit, k_ldm_end
+    .thumb_func
+k_ldm:
+    mov r2, sp
+    movs r0, #100
+k_ldm_loop:
+    ldmia r2, {r3, r4, r5, r6}
+    stmia r2, {r3, r4, r5, r6}
+    subs r0, #1
+    bne k_ldm_loop
+k_ldm_exit:
+    bx lr
+k_ldm_end:
+
+@ A forward conditional branch that is never taken costs 1; the loop branch is taken.
+@ body: cmp 1 + beq (not taken) 1 + subs 1 + bne 2 = 5 taken, 4 not.
+@ setup: movs 1 + movs 1 = 2. exit: 2. M3 = M4 = 2 + 99×5 + 4 + 2 = 503.
+    .global k_branch, k_branch_loop, k_branch_exit, k_branch_end
+    .thumb_func
+k_branch:
+    movs r0, #100
+    movs r1, #7
+k_branch_loop:
+    cmp r1, #0
+    beq k_branch_exit
+    subs r0, #1
+    bne k_branch_loop
+k_branch_exit:
+    bx lr
+k_branch_end:
+
+@ Multiply-accumulate chain: MLA is 1 cycle on M4 and 2 on M3; UMLAL 1 on M4, 4–7 on M3
+@ (the model's fixed estimate: 6).
+@ setup: movs 1 + movs 1 + movs 1 = 3. exit: 2.
+@ body M4: 4×mla 4 + umlal 1 + subs 1 + bne 2 = 8 taken, 7 not → 3 + 99×8 + 7 + 2 = 804.
+@ body M3: 4×mla 8 + umlal 6 + subs 1 + bne 2 = 17 taken, 16 not → 3 + 99×17 + 16 + 2 = 1704.
+    .global k_mac, k_mac_loop, k_mac_exit, k_mac_end
+    .thumb_func
+k_mac:
+    movs r0, #100
+    movs r2, #3
+    movs r3, #5
+k_mac_loop:
+    mla r1, r2, r3, r1
+    mla r1, r2, r3, r1
+    mla r1, r2, r3, r1
+    mla r1, r2, r3, r1
+    umlal r4, r5, r2, r3
+    subs r0, #1
+    bne k_mac_loop
+k_mac_exit:
+    bx lr
+k_mac_end:
+
+@ TBB switch: TBB is 2+P = 3, then the case's branch back (B 1+P = 2).
+@ setup: movs 1 + movs 1 = 2.
+@ body: tbb 3, case0: subs 1 + bne 2 → but the table jumps to case0, so the executed path per
+@ iteration is tbb (3) + subs (1) + bne (2 taken) = 6, last iteration 5. exit: 2.
+@ M3 = M4 = 2 + 99×6 + 5 + 2 = 603. (The table bytes follow the TBB; the test prices the
+@ executed path: tbb block, then the case block.)
+    .global k_tbb, k_tbb_loop, k_tbb_case, k_tbb_exit, k_tbb_end
+    .thumb_func
+k_tbb:
+    movs r0, #100
+    movs r1, #0
+k_tbb_loop:
+    tbb [pc, r1]
+k_tbb_table:
+    .byte (k_tbb_case - k_tbb_table) / 2
+    .byte (k_tbb_case - k_tbb_table) / 2
+    .p2align 1
+k_tbb_case:
+    subs r0, #1
+    bne k_tbb_loop
+k_tbb_exit:
+    bx lr
+k_tbb_end:
