@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what mcubench needs on a fresh Debian machine: QEMU, the Arm GCC toolchain (for the C
-# firmware and ELF tests) and the four thumb targets. Idempotent: skips what is already there.
+# firmware and ELF tests), csmith (stack-analyzer corpus) and the four thumb targets.
+# Idempotent: skips what is already there.
 # rust-toolchain.toml cannot install targets here (RUSTUP_AUTO_INSTALL=0), so rustup is called.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,12 +10,18 @@ need_apt=()
 command -v qemu-system-arm >/dev/null || need_apt+=(qemu-system-arm)
 command -v arm-none-eabi-gcc >/dev/null || need_apt+=(gcc-arm-none-eabi)
 [ -e /usr/lib/arm-none-eabi/newlib/libc.a ] || need_apt+=(libnewlib-arm-none-eabi)
+# The stack analyzer's differential test compiles csmith programs (headers in libcsmith-dev).
+command -v csmith >/dev/null || need_apt+=(csmith)
+[ -e /usr/include/csmith/csmith.h ] || need_apt+=(libcsmith-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${need_apt[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
+
+# The JUnit test reads our XML with junitparser, a JUnit reader CI tools build on.
+python3 -c 'import junitparser' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'junitparser==5.0.3'
 
 targets=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf)
 installed=$(rustup target list --installed)

@@ -22,3 +22,49 @@ CFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror
 "$CC" "${CFLAGS[@]}" -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32.elf"
 echo "built $OUT/kat-crc32.elf"
+# The same KATs with a table-driven CRC: a variant whose difference (1 KiB table) is known.
+"$CC" "${CFLAGS[@]}" -DCRC32_TABLE -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-table.elf"
+echo "built $OUT/kat-crc32-table.elf"
+
+# stack-test: constructs for the static stack analyzer, for mps2-an386 (Cortex-M4F, hard float).
+# Compiled with -fstack-usage; the .su files (and objects) stay in OUTDIR/stack-test-obj for the
+# analyzer's differential test against GCC.
+ST=$OUT/stack-test-obj
+mkdir -p "$ST"
+STFLAGS=("${CFLAGS[@]}" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -fstack-usage)
+for f in startup main; do
+    "$CC" "${STFLAGS[@]}" -c "$HERE/stack-test/$f.c" -o "$ST/$f.o"
+done
+"$CC" "${STFLAGS[@]}" -T "$HERE/stack-test/mps2-an386.ld" -Wl,--gc-sections "$ST/startup.o" "$ST/main.o" \
+    -o "$OUT/stack-test.elf"
+echo "built $OUT/stack-test.elf"
+
+# hostile-*: one ELF per attack on the host (firmware/c/hostile/main.c, -DHOSTILE=<n>) for the
+# containment tests; mps2-an386, sharing kat-crc32's start-up and memory layout.
+n=0
+for name in system read write remove silent-hang hardfault lockup reset exit0 forged-end flood recursion \
+    big-write forged-kat probe; do
+    n=$((n + 1))
+    "$CC" "${CFLAGS[@]}" -DHOSTILE=$n -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+        "$HERE/kat-crc32/startup.c" "$HERE/hostile/main.c" -o "$OUT/hostile-$name.elf"
+done
+echo "built $OUT/hostile-*.elf"
+
+# kernels-*: the timing microbenchmarks of sim/timing/kernels, each run once inside region markers
+# (firmware/c/kernels), for the end-to-end cycle test. armv7m on mps2-an385/an386 (built for the
+# Cortex-M3, runs on both), armv7em-fp on mps2-an386 (hard float), armv6m on microbit.
+KSRC=$HERE/../../sim/timing/kernels
+KFLAGS=(-mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
+        -nostartfiles --specs=nano.specs -I "$HERE/include")
+"$CC" -mcpu=cortex-m3 "${KFLAGS[@]}" -DKERNELS_ARMV7M -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7m.S" \
+    -o "$OUT/kernels-armv7m.elf"
+"$CC" -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16 "${KFLAGS[@]}" -DKERNELS_ARMV7EM_FP \
+    -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7em-fp.S" \
+    -o "$OUT/kernels-armv7em-fp.elf"
+"$CC" -mcpu=cortex-m0 -masm-syntax-unified "${KFLAGS[@]}" -DKERNELS_ARMV6M -T "$HERE/kernels/microbit.ld" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv6m.S" \
+    -o "$OUT/kernels-armv6m.elf"
+echo "built $OUT/kernels-*.elf"

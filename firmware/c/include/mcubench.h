@@ -244,6 +244,19 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
     return m;
 }
 
+/* ---- region markers (firmware/PROTOCOL.md, "Region markers") ---------------------------- */
+
+/* One word per region id; mcubench_region_enter(id) stores 1 and mcubench_region_exit(id)
+ * stores 0 (different values, so the compiler never merges the two functions), each with one
+ * volatile store and nothing else touching the array; ids >= MB_REGION_COUNT store nothing.
+ * The host's QEMU plugin finds both functions and the array by symbol name and counts the
+ * instructions (and estimates the cycles) between the two stores. Unreferenced, they are
+ * removed by --gc-sections, so firmware that never marks a region has no markers. */
+#define MB_REGION_COUNT 256u
+extern volatile uint32_t MCUBENCH_REGIONS[MB_REGION_COUNT];
+void mcubench_region_enter(uint32_t id);
+void mcubench_region_exit(uint32_t id);
+
 /* ---- session ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -294,6 +307,18 @@ static inline __attribute__((noreturn)) void mb_end(mb_session *s)
 /* ---- exception handlers (one translation unit) ------------------------------------------ */
 
 #ifdef MCUBENCH_IMPL
+volatile uint32_t MCUBENCH_REGIONS[MB_REGION_COUNT];
+
+__attribute__((noinline)) void mcubench_region_enter(uint32_t id)
+{
+    if (id < MB_REGION_COUNT) MCUBENCH_REGIONS[id] = 1;
+}
+
+__attribute__((noinline)) void mcubench_region_exit(uint32_t id)
+{
+    if (id < MB_REGION_COUNT) MCUBENCH_REGIONS[id] = 0;
+}
+
 volatile uint32_t mb_systick_wraps;
 uintptr_t mb_low_water = UINTPTR_MAX;
 

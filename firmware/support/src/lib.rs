@@ -1,5 +1,6 @@
 //! mcubench firmware support: the result protocol (see `firmware/PROTOCOL.md`), fault and
-//! panic reporting, SysTick instruction counting and stack measurement.
+//! panic reporting, SysTick instruction counting, region markers for the host's QEMU plugin and
+//! stack measurement.
 //!
 //! A firmware binary links this crate (`use mcubench_support as _;` at least), calls
 //! [`Session::begin`] first, measures each operation with [`measure`], reports it with
@@ -250,7 +251,11 @@ impl Session {
         let mut l = Line::record("kat");
         l.text("id", id).text("alg", alg).text("op", op);
         l.text("result", if pass { "pass" } else { "fail" });
-        l.dec("ticks", m.ticks).dec("stack", u64::from(m.stack)).hex("out", out);
+        l.dec("ticks", m.ticks).dec("stack", u64::from(m.stack));
+        if let Some(region) = m.region {
+            l.dec("region", u64::from(region));
+        }
+        l.hex("out", out);
         if !pass {
             l.hex("expected", expected);
         }
@@ -325,6 +330,45 @@ pub fn ticks() -> u64 {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Region markers
+// ---------------------------------------------------------------------------------------------
+
+/// Number of region ids (size of [`MCUBENCH_REGIONS`]).
+pub const REGION_COUNT: usize = 256;
+
+/// One word per region id: 1 while the region is open, 0 otherwise. The host's QEMU plugin
+/// finds this array and the two marker functions by symbol name and watches the marker
+/// functions' stores into it: the store address gives the region id (plugin API v1 sees neither
+/// registers nor stored values). Nothing in the firmware reads it.
+#[unsafe(no_mangle)]
+pub static MCUBENCH_REGIONS: [AtomicU32; REGION_COUNT] = [const { AtomicU32::new(0) }; REGION_COUNT];
+
+/// The region id the next [`measure`] uses.
+static NEXT_REGION: AtomicU32 = AtomicU32::new(0);
+
+/// Marks the start of region `id` (`id < REGION_COUNT`; other ids store nothing). Out of line
+/// and unmangled so the host can find it in the ELF; its store differs from
+/// [`mcubench_region_exit`]'s (1 vs 0) so the two are never merged into one function.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub extern "C" fn mcubench_region_enter(id: u32) {
+    if let Some(slot) = MCUBENCH_REGIONS.get(id as usize) {
+        unsafe { core::ptr::write_volatile(slot.as_ptr(), 1) };
+    }
+    compiler_fence(Ordering::SeqCst);
+}
+
+/// Marks the end of region `id`; pairs with [`mcubench_region_enter`].
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub extern "C" fn mcubench_region_exit(id: u32) {
+    compiler_fence(Ordering::SeqCst);
+    if let Some(slot) = MCUBENCH_REGIONS.get(id as usize) {
+        unsafe { core::ptr::write_volatile(slot.as_ptr(), 0) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Stack measurement
 // ---------------------------------------------------------------------------------------------
 
@@ -381,22 +425,28 @@ pub struct Measurement {
     /// Bytes of stack the operation used below the caller's stack pointer (a lower bound:
     /// painted window).
     pub stack: u32,
+    /// The region id the operation ran in (see [`mcubench_region_enter`]); `None` once all
+    /// [`REGION_COUNT`] ids are used.
+    pub region: Option<u32>,
 }
 
 #[inline(never)]
-fn run<F: FnOnce()>(op: F) {
+fn run<F: FnOnce()>(region: u32, op: F) {
+    mcubench_region_enter(region);
     op();
-    // Keep this a real call frame (no tail call into the closure).
+    mcubench_region_exit(region);
+    // Keep this a real call frame (no tail call).
     compiler_fence(Ordering::SeqCst);
 }
 
-/// Runs `op` and returns its tick count and the stack it used.
+/// Runs `op` and returns its tick count, the stack it used and the region it ran in.
 ///
 /// With interrupts masked, the window below the current SP (at most [`WINDOW`] bytes, never
 /// below `_stack_end`) is painted by an inline-assembly loop that runs in this function's
 /// frame and only writes below its own SP, so no live frame is touched. Then `op` runs through
 /// an out-of-line trampoline between two tick reads, and the window is scanned upward for the
-/// first word that is no longer paint.
+/// first word that is no longer paint. Inside the trampoline, `op` is wrapped in region markers
+/// with the next region id (0, 1, 2, ... in call order), for the host's exact instruction count.
 #[inline(never)]
 pub fn measure<F: FnOnce()>(op: F) -> Measurement {
     let primask = cortex_m::register::primask::read();
@@ -436,15 +486,22 @@ pub fn measure<F: FnOnce()>(op: F) -> Measurement {
         unsafe { cortex_m::interrupt::enable() };
     }
 
+    let region = NEXT_REGION.load(Ordering::Relaxed);
+    NEXT_REGION.store(region.saturating_add(1), Ordering::Relaxed);
+
     let t0 = ticks();
-    run(op);
+    run(region, op);
     let t1 = ticks();
 
     let used = match first_dirty(lo, top) {
         Some(a) => top - a,
         None => 0,
     };
-    Measurement { ticks: t1.wrapping_sub(t0), stack: used as u32 }
+    Measurement {
+        ticks: t1.wrapping_sub(t0),
+        stack: used as u32,
+        region: ((region as usize) < REGION_COUNT).then_some(region),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -118,6 +118,27 @@ pub struct Symbol {
     pub section: Option<String>,
 }
 
+/// What an ARM mapping symbol (`$t`, `$a`, `$d`, optionally with a `.suffix`) says about the
+/// bytes from its address up to the next mapping symbol of the same section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MappingKind {
+    /// `$t`: Thumb code.
+    Thumb,
+    /// `$a`: ARM (A32) code; never executed on M-profile.
+    Arm,
+    /// `$d`: data (literal pools, TBB/TBH tables, constants in code sections).
+    Data,
+}
+
+/// An ARM mapping symbol (AAELF32 §5.5.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MappingSymbol {
+    pub address: u64,
+    pub kind: MappingKind,
+    pub section_index: usize,
+}
+
 /// The vector table found at a load address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VectorTable {
@@ -148,6 +169,8 @@ pub struct ElfImage {
     segments: Vec<LoadSegment>,
     /// Sorted by (address, name).
     symbols: Vec<Symbol>,
+    /// Sorted by (section, address).
+    mapping: Vec<MappingSymbol>,
     by_name: HashMap<String, usize>,
 }
 
@@ -201,6 +224,30 @@ impl ElfImage {
     /// Defined symbols sorted by address, then name.
     pub fn symbols(&self) -> &[Symbol] {
         &self.symbols
+    }
+
+    /// ARM mapping symbols (`$t`/`$a`/`$d`) sorted by section index, then address. Tools that
+    /// strip local symbols remove them: then this is empty.
+    pub fn mapping_symbols(&self) -> &[MappingSymbol] {
+        &self.mapping
+    }
+
+    /// The bytes at run-time addresses `addr..addr + len` from the allocated, non-NOBITS section
+    /// that holds them all, if any.
+    pub fn bytes_at(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let section = self
+            .sections
+            .iter()
+            .find(|s| s.alloc && !s.nobits && s.contains_vma(addr) && addr + len <= s.vma + s.size)?;
+        let data = self.section_data(section);
+        let start = usize::try_from(addr - section.vma).ok()?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        data.get(start..end)
+    }
+
+    /// The little-endian word at run-time address `addr`, if a loaded section holds it.
+    pub fn word_at(&self, addr: u64) -> Option<u32> {
+        self.bytes_at(addr, 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// The symbol with exactly this (mangled or raw) name. When several local symbols share the
@@ -327,7 +374,7 @@ impl<'a> Parser<'a> {
 
         let segments = self.load_segments(header)?;
         let (sections, table) = self.sections(header)?;
-        let symbols = self.symbols(&table, &sections)?;
+        let (symbols, mapping) = self.symbols(&table, &sections)?;
 
         let mut by_name: HashMap<String, usize> = HashMap::new();
         for (i, s) in symbols.iter().enumerate() {
@@ -351,6 +398,7 @@ impl<'a> Parser<'a> {
             sections: self.assign_lma(sections, &segments),
             segments,
             symbols,
+            mapping,
             by_name,
         })
     }
@@ -465,12 +513,13 @@ impl<'a> Parser<'a> {
         Ok((sections, table))
     }
 
-    fn symbols(&self, table: &Table<'a>, sections: &[Section]) -> Result<Vec<Symbol>, ElfError> {
+    fn symbols(&self, table: &Table<'a>, sections: &[Section]) -> Result<(Vec<Symbol>, Vec<MappingSymbol>), ElfError> {
         let endian = LE;
         let symtab = table
             .symbols(endian, self.data, elf::SHT_SYMTAB)
             .map_err(|e| self.malformed(format!("symbol table: {e}")))?;
         let mut symbols = Vec::new();
+        let mut mapping = Vec::new();
         for (i, sym) in symtab.iter().enumerate().skip(1) {
             let kind = match sym.st_type() {
                 elf::STT_FUNC => SymbolKind::Function,
@@ -508,8 +557,24 @@ impl<'a> Parser<'a> {
             let name = symtab
                 .symbol_name(endian, sym)
                 .map_err(|_| self.malformed(format!("symbol #{i} has a name outside the symbol string table")))?;
-            if name.is_empty() || name.starts_with(b"$") {
-                // Unnamed, or an ARM mapping symbol ($t, $a, $d): not a function or object.
+            if name.is_empty() {
+                continue;
+            }
+            if name.starts_with(b"$") {
+                // An ARM mapping symbol ($t, $a, $d, possibly with a `.suffix`): not a function
+                // or object, but it tells code from data inside code sections.
+                let kind = match name.get(1..2) {
+                    Some(b"t") => Some(MappingKind::Thumb),
+                    Some(b"a") => Some(MappingKind::Arm),
+                    Some(b"d") => Some(MappingKind::Data),
+                    _ => None,
+                };
+                let plain = name.len() == 2 || name.get(2) == Some(&b'.');
+                if let (Some(kind), true, Some(section_index), true) =
+                    (kind, plain, section_index, sym.st_bind() == elf::STB_LOCAL)
+                {
+                    mapping.push(MappingSymbol { address: u64::from(sym.st_value(endian)), kind, section_index });
+                }
                 continue;
             }
             let name = String::from_utf8_lossy(name).into_owned();
@@ -528,7 +593,9 @@ impl<'a> Parser<'a> {
             });
         }
         symbols.sort_by(|a, b| (a.address, &a.name, a.size, a.kind).cmp(&(b.address, &b.name, b.size, b.kind)));
-        Ok(symbols)
+        mapping.sort_by_key(|m| (m.section_index, m.address, m.kind));
+        mapping.dedup();
+        Ok((symbols, mapping))
     }
 
     /// Load address of each allocated section: the PT_LOAD segment whose file image holds the

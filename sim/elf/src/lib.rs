@@ -4,14 +4,21 @@
 //! - [`image`]: typed, validated load of a 32-bit little-endian ARM ELF (sections with VMA and
 //!   LMA, load segments, symbols with demangled names, vector table);
 //! - [`memory`]: the flash/RAM memory report;
+//! - [`functions`]: function boundaries (symbols, sizes, mapping symbols);
+//! - [`stack`]: worst-case static stack bounds (frames, call graph, exception model);
 //! - [`error`]: why a file could not be loaded.
 //!
 //! Works on ELFs from rustc/LLVM and from arm-none-eabi-gcc alike. Parsing never panics.
 
 pub mod error;
+pub mod functions;
 pub mod image;
 pub mod memory;
+pub mod stack;
 
 pub use error::ElfError;
-pub use image::{ElfImage, LoadSegment, Section, Symbol, SymbolBinding, SymbolKind, VectorTable, demangle};
+pub use image::{
+    ElfImage, LoadSegment, MappingKind, MappingSymbol, Section, Symbol, SymbolBinding, SymbolKind, VectorTable,
+    demangle,
+};
 pub use memory::{Breakdown, Category, MemoryRegion, MemoryReport, RegionUsage, SectionUsage, StackUsage, SymbolUsage};

@@ -5,7 +5,7 @@
 use mcubench_elf::MemoryRegion;
 
 /// The processor core of a board, used for labels now and for the timing model later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Core {
     #[serde(rename = "Cortex-M0")]
     CortexM0,
@@ -139,6 +139,17 @@ impl Board {
     /// instruction is one nanosecond of virtual time.
     pub fn ticks_to_instructions(&self, ticks: u64) -> u64 {
         (u128::from(ticks) * 1_000_000_000 / u128::from(self.systick_hz)) as u64
+    }
+
+    /// Instruction set and FPU of the core, for decoding its code.
+    pub fn arch(&self) -> (mcubench_elf::stack::Arch, bool) {
+        use mcubench_elf::stack::Arch;
+        match self.core {
+            Core::CortexM0 => (Arch::V6M, false),
+            Core::CortexM3 => (Arch::V7M, false),
+            Core::CortexM4F | Core::CortexM7 => (Arch::V7EM, true),
+            Core::CortexM33 => (Arch::V8MMain, true),
+        }
     }
 
     /// Instructions per SysTick tick: the resolution of a SysTick-based count.

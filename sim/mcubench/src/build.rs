@@ -154,6 +154,7 @@ mod tests {
             features: vec![],
             cfg: vec!["aes_backend_soft=\"compact\"".into()],
             budgets: Budgets::default(),
+            regressions: Default::default(),
         };
         assert_eq!(
             config_args(board, &profile),

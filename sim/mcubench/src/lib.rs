@@ -3,15 +3,25 @@
 //!
 //! Modules follow the data flow: [`scenario`] → [`build`] → [`qemu`] (run) → [`protocol`] and
 //! [`verdict`] (judge) → [`report`] → [`gate`]; [`run`] drives them for a whole scenario.
+//! [`plugin`] finds or builds the QEMU TCG plugin that makes instruction counts exact.
 
 pub mod board;
 pub mod build;
+pub mod contain;
+pub mod diff;
 pub mod gate;
+pub mod junit;
+pub mod markdown;
+pub mod plugin;
+pub mod profile;
 pub mod protocol;
 pub mod qemu;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod shard;
+pub mod stack;
+pub mod stack_annotations;
 pub mod verdict;
 
 pub use board::{BOARDS, Board};

@@ -1,15 +1,18 @@
 //! The `mcubench` command: a thin CLI over the library.
 //!
 //! Exit codes: 0 every run passed and every budget holds; 1 a run did not pass; 2 bad input or
-//! usage (the message names the file and place); 3 every run passed but a budget was crossed.
+//! usage (the message names the file and place); 3 every run passed but a budget was crossed;
+//! 4 (`diff`) a metric grew past its regression limit.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcubench::report::memory_table;
-use mcubench::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Timeout};
+use mcubench::diff::{self, DiffStatus};
+use mcubench::report::{RunReport, memory_table};
+use mcubench::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Regressions, Timeout};
+use mcubench::shard::Shard;
 use mcubench::{Board, RunOptions, Scenario, Status, run_scenario};
 use mcubench_elf::{ElfImage, MemoryReport};
 
@@ -28,11 +31,22 @@ struct Cli {
 enum Format {
     Table,
     Json,
+    Markdown,
+    Junit,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum TextFormat {
+    Table,
+    Json,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Build and run a scenario (or one prebuilt ELF) and print the results.
+    ///
+    /// Usable as a cargo runner: `runner = "mcubench run --board mps2-an386 --elf"` in a firmware's
+    /// `.cargo/config.toml` makes `cargo run` print the firmware's results.
     Run {
         /// Scenario YAML file.
         #[arg(required_unless_present = "elf", conflicts_with = "elf")]
@@ -46,6 +60,9 @@ enum Command {
         /// Restrict a scenario to these profiles.
         #[arg(long = "profile", value_name = "NAME")]
         profiles: Vec<String>,
+        /// Run only shard I of N of the board × profile matrix (join shards with `merge`).
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
         /// Wall-clock limit per run for --elf, e.g. `20s` (a scenario sets its own `timeout`).
         #[arg(long, requires = "elf")]
         timeout: Option<String>,
@@ -56,17 +73,43 @@ enum Command {
         ram_budget: Option<String>,
         #[arg(long, requires = "elf")]
         stack_budget: Option<String>,
+        /// What to print on stdout.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
-        /// Also write the JSON report to this file (written whole or not at all).
+        /// Also write the JSON report here (written whole or not at all).
         #[arg(long, value_name = "FILE")]
         json_output: Option<PathBuf>,
+        /// Also write JUnit XML here.
+        #[arg(long, value_name = "FILE")]
+        junit_output: Option<PathBuf>,
+        /// Also write the Markdown summary here (e.g. "$GITHUB_STEP_SUMMARY", which is appended to).
+        #[arg(long, value_name = "FILE")]
+        markdown_output: Option<PathBuf>,
         /// QEMU runs at once (default: number of CPUs).
         #[arg(long)]
         jobs: Option<usize>,
         /// No progress lines on stderr.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Compare two run reports (files, or directories of shard reports): deltas per board ×
+    /// profile, symbols behind flash/RAM changes, regression limits from the scenario.
+    Diff {
+        base: PathBuf,
+        head: PathBuf,
+        /// Scenario whose `regressions` limits apply (none: report deltas, never fail on them).
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Join shard reports (files or directories) into one report in the scenario's order.
+    Merge {
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// Write the merged report here instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
     },
     /// Memory report of any Cortex-M ELF (rustc or arm-none-eabi-gcc).
     Size {
@@ -78,7 +121,46 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         top: usize,
         #[arg(long, value_enum, default_value = "table")]
-        format: Format,
+        format: TextFormat,
+    },
+    /// Worst-case stack bounds from the call graph of any Cortex-M ELF.
+    Stack {
+        elf: PathBuf,
+        /// The board whose core runs the code (instruction set, FPU, exception frames).
+        #[arg(long)]
+        board: String,
+        /// Also bound these functions (symbol or demangled name).
+        #[arg(long = "function", value_name = "NAME")]
+        functions: Vec<String>,
+        /// Annotation file (YAML): recursion depths, indirect-call targets, infeasible edges.
+        #[arg(long)]
+        annotations: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: TextFormat,
+    },
+    /// Per-function self and inclusive estimated cycles of a whole run, with a folded-stacks file
+    /// and a flame graph (SVG).
+    Profile {
+        /// Scenario YAML file (or use --elf).
+        #[arg(required_unless_present = "elf", conflicts_with = "elf")]
+        scenario: Option<PathBuf>,
+        #[arg(long)]
+        elf: Option<PathBuf>,
+        /// Board to run on (a scenario's first board by default).
+        #[arg(long)]
+        board: Option<String>,
+        /// Build profile of the scenario (its first by default).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Directory for `<board>-<profile>.folded` and `.svg`.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+        /// Functions listed in the table.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Wall-clock limit for the run.
+        #[arg(long, default_value = "60s")]
+        timeout: String,
     },
     /// List the boards mcubench can run on.
     Boards,
@@ -112,6 +194,39 @@ fn write_atomically(path: &Path, contents: &str) -> Result<(), InputError> {
     })
 }
 
+/// `$GITHUB_STEP_SUMMARY` collects several steps' output: append instead of replacing.
+fn append(path: &Path, contents: &str) -> Result<(), InputError> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(contents.as_bytes()))
+        .map_err(|e| InputError(format!("{}: cannot write the summary: {e}", path.display())))
+}
+
+fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn render(report: &RunReport, format: Format) -> String {
+    match format {
+        Format::Json => report.to_json(),
+        Format::Table => report.to_table(),
+        Format::Markdown => mcubench::markdown::to_markdown(report, None),
+        Format::Junit => mcubench::junit::to_junit(report),
+    }
+}
+
+fn load_all(paths: &[PathBuf]) -> Result<Vec<RunReport>, InputError> {
+    let mut reports = Vec::new();
+    for p in paths {
+        reports.extend(diff::load_reports(p)?);
+    }
+    Ok(reports)
+}
+
 fn run(cli: Cli) -> Result<ExitCode, InputError> {
     match cli.command {
         Command::Boards => {
@@ -132,22 +247,127 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             let image = ElfImage::read(&elf)?;
             let report = MemoryReport::analyze(&image, regions.as_ref().map(|r| &r[..]), top);
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
-                Format::Table => print!("{}", memory_table(&elf.display().to_string(), &report)),
+                TextFormat::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
+                TextFormat::Table => print(&memory_table(&elf.display().to_string(), &report)),
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Stack { elf, board: board_name, functions, annotations, format } => {
+            let board = board(&board_name)?;
+            let image = ElfImage::read(&elf)?;
+            let (report, ignored) =
+                mcubench::stack::analyze(&image, board, annotations.as_deref()).map_err(InputError)?;
+            for note in ignored {
+                eprintln!("mcubench: note: {note}");
+            }
+            let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+            let view = report.view(&names);
+            if let Some(missing) = view.not_found.first() {
+                return Err(InputError(format!(
+                    "{}: no function `{missing}` (give a symbol or a demangled name without its hash)",
+                    elf.display()
+                )));
+            }
+            match format {
+                TextFormat::Json => println!("{}", serde_json::to_string_pretty(&view).expect("serializable")),
+                TextFormat::Table => print(&report.to_text(&names)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Profile { scenario, elf, board: board_name, profile, out, top, timeout } => {
+            let timeout = Timeout::parse(&timeout).map_err(|e| InputError(format!("--timeout: {e}")))?.0;
+            let (elf, board, profile_name) =
+                match (scenario, elf) {
+                    (None, Some(elf)) => {
+                        let name = board_name.ok_or_else(|| InputError("--elf needs --board".into()))?;
+                        (elf, board(&name)?, "prebuilt".to_string())
+                    }
+                    (Some(path), None) => {
+                        let s = Scenario::load(&path)?;
+                        let board =
+                            match &board_name {
+                                Some(n) => *s.boards.iter().find(|b| b.name == n).ok_or_else(|| {
+                                    InputError(format!("--board {n}: the scenario has no such board"))
+                                })?,
+                                None => s.boards[0],
+                            };
+                        let p = match &profile {
+                            Some(n) => s.profiles.iter().find(|p| &p.name == n).ok_or_else(|| {
+                                InputError(format!("--profile {n}: the scenario has no such profile"))
+                            })?,
+                            None => &s.profiles[0],
+                        };
+                        let elf = match &s.firmware {
+                            mcubench::scenario::Firmware::Elf { path } => path.clone(),
+                            mcubench::scenario::Firmware::Cargo { package_dir, bin, features } => {
+                                let root = mcubench::build::target_directory(package_dir)?;
+                                let fw = mcubench::build::CargoFirmware { package_dir, bin, features };
+                                mcubench::build::build(&fw, &root, board, p)?
+                            }
+                        };
+                        (elf, board, p.name.clone())
+                    }
+                    _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
+                };
+            let result = mcubench::profile::profile(board, &elf, timeout).map_err(InputError)?;
+            std::fs::create_dir_all(&out).map_err(|e| InputError(format!("{}: {e}", out.display())))?;
+            let stem = out.join(format!("{}-{profile_name}", board.name));
+            let folded = stem.with_extension("folded");
+            write_atomically(&folded, &result.folded)?;
+            let svg = stem.with_extension("svg");
+            let title = format!("{} on {} ({profile_name}): est. cycles", elf.display(), board.name);
+            let bytes = result.flame_graph_svg(&title).map_err(InputError)?;
+            write_atomically(&svg, &String::from_utf8_lossy(&bytes))?;
+            print(&result.table(top));
+            println!();
+            eprintln!("mcubench: wrote {} and {}", folded.display(), svg.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merge { reports, output } => {
+            let merged = RunReport::merge(load_all(&reports)?).map_err(InputError)?;
+            match output {
+                Some(path) => write_atomically(&path, &merged.to_json())?,
+                None => print(&merged.to_json()),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff { base, head, scenario, format } => {
+            let limits = scenario.as_deref().map(Scenario::load).transpose()?;
+            let base_reports = diff::load_reports(&base)?;
+            let head_reports = diff::load_reports(&head)?;
+            let lookup = |profile: &str| limits.as_ref().map_or(Regressions::default(), |s| s.regressions(profile));
+            let d = diff::diff(&base, &base_reports, &head, &head_reports, &lookup)?;
+            let text = match format {
+                Format::Table => d.to_table(),
+                Format::Json => format!("{}\n", serde_json::to_string_pretty(&d).expect("serializable")),
+                Format::Markdown => {
+                    let merged = RunReport::merge(head_reports).map_err(InputError)?;
+                    mcubench::markdown::to_markdown(&merged, Some(&d))
+                }
+                Format::Junit => return Err(InputError("diff prints table, json or markdown".into())),
+            };
+            print(&text);
+            Ok(match d.status {
+                DiffStatus::Pass => ExitCode::SUCCESS,
+                DiffStatus::RunFailed => ExitCode::from(1),
+                DiffStatus::BudgetViolated => ExitCode::from(3),
+                DiffStatus::Regression => ExitCode::from(4),
+            })
         }
         Command::Run {
             scenario,
             elf,
             boards,
             profiles,
+            shard,
             timeout,
             flash_budget,
             ram_budget,
             stack_budget,
             format,
             json_output,
+            junit_output,
+            markdown_output,
             jobs,
             quiet,
         } => {
@@ -161,6 +381,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                         flash: size_arg("--flash-budget", &flash_budget)?,
                         ram: size_arg("--ram-budget", &ram_budget)?,
                         stack: size_arg("--stack-budget", &stack_budget)?,
+                        stack_static: None,
                     };
                     let timeout = match timeout {
                         Some(t) => Timeout::parse(&t).map_err(|e| InputError(format!("--timeout: {e}")))?.0,
@@ -189,21 +410,36 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 }
                 scenario.profiles.retain(|p| profiles.contains(&p.name));
             }
-            let mut options = RunOptions { progress: !quiet, ..RunOptions::default() };
+            // Bars and colours only for a person at a terminal: never in CI logs or pipes.
+            let ci = std::env::var_os("CI").is_some();
+            let color = !ci && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+            let mut options = RunOptions {
+                progress: !quiet,
+                progress_bar: !quiet && !ci && std::io::stderr().is_terminal(),
+                ..RunOptions::default()
+            };
             if let Some(j) = jobs {
                 options.jobs = j.max(1);
             }
+            options.shard = shard
+                .as_deref()
+                .map(str::parse::<Shard>)
+                .transpose()
+                .map_err(|e| InputError(format!("--shard: {e}")))?;
             let report = run_scenario(&scenario, &options);
             if let Some(path) = &json_output {
                 write_atomically(path, &report.to_json())?;
             }
-            let text = match format {
-                Format::Json => report.to_json(),
-                Format::Table => report.to_table(),
-            };
-            let mut stdout = std::io::stdout().lock();
-            let _ = stdout.write_all(text.as_bytes());
-            let _ = stdout.flush();
+            if let Some(path) = &junit_output {
+                write_atomically(path, &mcubench::junit::to_junit(&report))?;
+            }
+            if let Some(path) = &markdown_output {
+                append(path, &mcubench::markdown::to_markdown(&report, None))?;
+            }
+            print(&match format {
+                Format::Table => report.to_table_colored(color),
+                other => render(&report, other),
+            });
             Ok(match report.status() {
                 Status::Pass => ExitCode::SUCCESS,
                 Status::RunFailed => ExitCode::from(1),

@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const PREFIX: &str = "@mcubench/1 ";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KatResult {
     Pass,
@@ -26,6 +26,10 @@ pub struct KatRecord {
     pub result: KatResult,
     pub ticks: u64,
     pub stack: u32,
+    /// Region id whose markers wrapped the operation (optional): the host reads the operation's
+    /// exact instruction count for it from the QEMU plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<u32>,
     pub out: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
@@ -221,6 +225,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
                 other => return Err(format!("field `result` must be pass or fail, not `{other}`")),
             };
             let expected = f.take_opt("expected").map(|v| hex("expected", v)).transpose()?;
+            let region = f.take_opt("region").map(|v| number("region", v)).transpose()?;
             if result == KatResult::Fail && expected.is_none() {
                 return Err("a failing `kat` record must carry `expected`".into());
             }
@@ -231,6 +236,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
                 result,
                 ticks: number("ticks", f.take("ticks")?)?,
                 stack: number("stack", f.take("stack")?)?,
+                region,
                 out: hex("out", f.take("out")?)?,
                 expected,
             })
@@ -272,10 +278,18 @@ mod tests {
         let kats: Vec<_> = t.kats().collect();
         assert_eq!(kats[0].ticks, 12);
         assert_eq!(kats[0].stack, 344);
+        assert_eq!(kats[0].region, None);
         assert_eq!(kats[1].result, KatResult::Fail);
         assert_eq!(kats[1].expected.as_deref(), Some("01"));
         assert_eq!(t.end(), Some(&EndRecord { passed: 1, failed: 1, stack: 1024 }));
         assert_eq!(t.last_record_summary(), "line 6: end");
+    }
+
+    #[test]
+    fn kat_records_may_carry_a_region() {
+        let t = Transcript::parse("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 region=7 out=00\n")
+            .unwrap();
+        assert_eq!(t.kats().next().unwrap().region, Some(7));
     }
 
     #[test]
@@ -297,6 +311,12 @@ mod tests {
     #[case("@mcubench/1 kat id=x alg=A op=hash result=fail ticks=1 stack=1 out=00", "must carry `expected`")]
     #[case("@mcubench/1 kat id=x id=y alg=A op=hash result=pass ticks=1 stack=1 out=00", "appears twice")]
     #[case("@mcubench/1 end passed=1 failed=0 stack=9 bonus=1", "unknown field `bonus`")]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 region=r out=00",
+        "`region` is not a decimal"
+    )]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 region=1 region=2 out=00", "appears twice")]
+    #[case("@mcubench/1 end passed=1 failed=0 stack=9 region=1", "unknown field `region`")]
     #[case("@mcubench/1 end passed=1 failed=0", "lacks field `stack`")]
     #[case("@mcubench/1 ending", "unknown record kind `ending`")]
     #[case("@mcubench/1 fault kind=hardfault pc=4d2 lr=0x0 xpsr=0x0 cfsr=0x0 hfsr=0x0", "not an address")]

@@ -4,6 +4,8 @@
 //! SysTick counts instructions and runs are deterministic; `-no-reboot` turns a reset loop into an
 //! exit (which the verdict then refuses as a pass); stdin is /dev/null so QEMU never waits on a
 //! terminal. The wall-clock timeout kills QEMU's whole process group, so nothing it spawned survives.
+//! With the TCG plugin, `-plugin <so>,out=<file>,...` is appended (QEMU 7.2 takes the plugin's
+//! arguments as `key=value` options after the path; see [`crate::plugin`]).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -53,6 +55,12 @@ pub enum QemuError {
 }
 
 pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {
+    command_line_with(board, elf, None)
+}
+
+/// [`command_line`] with an optional `-plugin` value (see [`crate::plugin::plugin_option`]).
+pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec<String> {
+    let plugin = plugin.into_iter().flat_map(|p| ["-plugin".to_string(), p.to_string()]);
     [
         "-machine",
         board.qemu_machine,
@@ -69,6 +77,7 @@ pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .chain([elf.display().to_string()])
+    .chain(plugin)
     .collect()
 }
 
@@ -107,9 +116,17 @@ pub fn run(board: &Board, elf: &Path, timeout: Duration) -> Result<QemuRun, Qemu
 
 /// Like [`run`] with an explicit QEMU executable (tests use a missing one).
 pub fn run_with(qemu: &Path, board: &Board, elf: &Path, timeout: Duration) -> Result<QemuRun, QemuError> {
+    run_args(qemu, command_line(board, elf), timeout)
+}
+
+/// Like [`run`], loading the TCG plugin with this `-plugin` value when given.
+pub fn run_plugin(board: &Board, elf: &Path, timeout: Duration, plugin: Option<&str>) -> Result<QemuRun, QemuError> {
+    run_args(QEMU.as_ref(), command_line_with(board, elf, plugin), timeout)
+}
+
+fn run_args(qemu: &Path, args: Vec<String>, timeout: Duration) -> Result<QemuRun, QemuError> {
     use std::os::unix::process::CommandExt;
 
-    let args = command_line(board, elf);
     let command = std::iter::once(qemu.display().to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ");
     let mut child = Command::new(qemu)
         .args(&args)

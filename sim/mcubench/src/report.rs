@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use mcubench_elf::MemoryReport;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::board::Core;
 use crate::gate::{BudgetCheck, BudgetStatus};
@@ -14,34 +14,78 @@ use crate::verdict::{Outcome, Verdict};
 
 pub const SCHEMA: &str = "mcubench-run/1";
 
-#[derive(Debug, Clone, Serialize)]
+/// Where an instruction count came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountSource {
+    /// Exact: the QEMU plugin's count between the operation's region markers (the operation plus
+    /// a constant marker overhead of a few instructions; see `firmware/PROTOCOL.md`).
+    Plugin,
+    /// SysTick ticks × instructions per tick under `-icount shift=0`: resolution one tick.
+    Systick,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KatReport {
     pub id: String,
     pub alg: String,
     pub op: String,
     pub result: KatResult,
-    /// Instructions executed by the operation alone: SysTick ticks × instructions per tick.
+    /// Instructions executed by the operation; exact or tick-derived, see `instructions_source`.
     pub instructions: u64,
+    pub instructions_source: CountSource,
+    /// Estimated cycles (the cell's `cycle_model` names the model); `None` without a model.
+    pub cycles: Option<u64>,
+    /// SysTick ticks around the operation, as the firmware reported them (kept beside exact counts).
     pub ticks: u64,
     /// Stack the operation used below its caller's SP (painted, a lower bound of the excursion).
     pub stack: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CellReport {
+    /// Position in the scenario's board × profile matrix (board-major); `merge` restores the
+    /// scenario's order from it.
+    pub index: usize,
     pub board: String,
     pub core: Core,
     pub profile: String,
     /// File name of the ELF that ran.
     pub elf: Option<String>,
+    /// SHA-256 of the ELF file, hex: the same hash means the same firmware.
+    pub elf_sha256: Option<String>,
+    /// Compilers and linkers named in the ELF's `.comment` section (`rustc version …`,
+    /// `GCC: (…) 12.2.1 …`, `Linker: LLD …`), in order.
+    pub toolchain: Vec<String>,
     pub verdict: Verdict,
-    /// Resolution of every instruction count in this cell (one SysTick tick).
+    /// Instructions per SysTick tick: the resolution of tick-derived instruction counts.
     pub instructions_per_tick: f64,
+    /// The cycle model behind `cycles`, e.g. `cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS`.
+    pub cycle_model: Option<String>,
     pub kats: Vec<KatReport>,
     /// Whole-run stack high-water mark from the painted stack, bytes.
     pub stack_high_water: Option<u32>,
+    /// Static worst-case stack bound from the call graph (`mcubench stack`).
+    pub stack_static: Option<StaticStack>,
     pub memory: Option<MemoryReport>,
     pub budgets: Vec<BudgetCheck>,
+}
+
+/// The static stack bound of a cell's ELF: the reset path, and the main stack with every exception
+/// handler nested on top of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticStack {
+    /// `exact`, `bounded` (assumptions listed by `mcubench stack`) or `unbounded`.
+    pub kind: String,
+    /// Bytes of the reset path; `None` when unbounded.
+    pub reset: Option<u32>,
+    /// Bytes of the main stack including nested handlers; `None` when unbounded.
+    pub msp: Option<u32>,
+    /// Why it is unbounded, or how many assumptions a bounded result rests on.
+    pub note: String,
 }
 
 impl CellReport {
@@ -62,10 +106,14 @@ impl CellReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One run of a scenario: the document `--format json` prints and `mcubench diff`/`merge` read.
+/// Documented field by field in `sim/mcubench/REPORT.md`; `schema` changes when a field changes
+/// meaning or goes away.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunReport {
-    pub schema: &'static str,
-    pub tool_version: &'static str,
+    pub schema: String,
+    pub tool_version: String,
     pub scenario: String,
     pub cells: Vec<CellReport>,
 }
@@ -92,6 +140,21 @@ impl RunReport {
         }
     }
 
+    /// Reads a report written by [`RunReport::to_json`]; the message says what is wrong.
+    pub fn from_json(text: &str) -> Result<RunReport, String> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => {
+                return Err(format!(
+                    "schema `{other}`; this mcubench reads `{SCHEMA}` (use the mcubench that wrote it)"
+                ));
+            }
+            None => return Err("no `schema` field: not an mcubench run report".into()),
+        }
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).expect("report types serialize");
         s.push('\n');
@@ -100,8 +163,13 @@ impl RunReport {
 
     /// The terminal table: one row per board × profile, then instructions per KAT operation.
     pub fn to_table(&self) -> String {
+        self.to_table_colored(false)
+    }
+
+    /// [`RunReport::to_table`] with verdicts and budget problems in colour (for a terminal).
+    pub fn to_table_colored(&self, color: bool) -> String {
         let mut rows = vec![
-            ["board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "budget"]
+            ["board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "static B", "budget"]
                 .map(String::from)
                 .to_vec(),
         ];
@@ -135,10 +203,28 @@ impl RunReport {
                 opt(c.flash_bytes()),
                 opt(c.ram_bytes()),
                 opt(c.stack_high_water.map(u64::from)),
+                match &c.stack_static {
+                    None => "-".to_string(),
+                    Some(s) => s.reset.map_or("unbounded".to_string(), |b| b.to_string()),
+                },
                 budget,
             ]);
         }
-        let mut out = render(&rows, 4);
+        let paint = |row: usize, column: usize, padded: &str| -> String {
+            if !color || row == 0 {
+                return padded.to_string();
+            }
+            let text = padded.trim();
+            let styled = match column {
+                3 if text == "pass" => console::style(text).green().force_styling(true).to_string(),
+                3 => console::style(text).red().bold().force_styling(true).to_string(),
+                9 if text == "ok" || text == "-" => text.to_string(),
+                9 => console::style(text).red().force_styling(true).to_string(),
+                _ => return padded.to_string(),
+            };
+            padded.replacen(text, &styled, 1)
+        };
+        let mut out = render_styled(&rows, 4, &paint);
 
         // Anything that is not a pass gets its message under the table.
         for c in &self.cells {
@@ -161,23 +247,72 @@ impl RunReport {
             }
         }
         if !ids.is_empty() {
-            let _ = writeln!(
-                out,
-                "\ninstructions per KAT operation (from SysTick under -icount shift=0; resolution one tick: {})",
-                self.tick_resolutions()
-            );
+            let all = || self.cells.iter().flat_map(|c| &c.kats);
+            let _ = writeln!(out, "\ninstructions per KAT operation");
+            if all().any(|k| k.instructions_source == CountSource::Plugin) {
+                let _ = writeln!(
+                    out,
+                    "  exact: QEMU plugin, between the operation's region markers (includes a few marker instructions)"
+                );
+            }
+            if all().any(|k| k.instructions_source == CountSource::Systick) {
+                let _ = writeln!(
+                    out,
+                    "  ~N: from SysTick under -icount shift=0, resolution one tick ({})",
+                    self.tick_resolutions()
+                );
+            }
             let mut header = vec!["KAT".to_string()];
             header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
             let mut rows = vec![header];
-            for id in ids {
+            for &id in &ids {
                 let mut row = vec![id.to_string()];
                 for c in &self.cells {
-                    row.push(c.kats.iter().find(|k| k.id == id).map_or("-".into(), |k| k.instructions.to_string()));
+                    row.push(c.kats.iter().find(|k| k.id == id).map_or("-".into(), |k| match k.instructions_source {
+                        CountSource::Plugin => k.instructions.to_string(),
+                        CountSource::Systick => format!("~{}", k.instructions),
+                    }));
                 }
                 rows.push(row);
             }
             out.push_str(&render(&rows, 1));
+            out.push_str(&self.cycles_table(&ids));
         }
+        out
+    }
+
+    /// Estimated cycles per KAT (same rows and columns as the instruction table), with each
+    /// cell's model; a cell whose cycles are unavailable says why.
+    fn cycles_table(&self, ids: &[&str]) -> String {
+        let mut out = String::new();
+        if !self.cells.iter().any(|c| c.cycle_model.is_some()) {
+            return out;
+        }
+        let _ = writeln!(out, "\nest. cycles (model) per KAT operation, same span as the exact instruction count");
+        let mut models: Vec<(String, &str)> = Vec::new();
+        for c in &self.cells {
+            if let Some(m) = &c.cycle_model
+                && !models.iter().any(|(b, mm)| b == &c.board && *mm == m.as_str())
+            {
+                models.push((c.board.clone(), m));
+            }
+        }
+        for (board, model) in models {
+            let _ = writeln!(out, "  {board}: {model}");
+        }
+        let mut header = vec!["KAT".to_string()];
+        header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
+        let mut rows = vec![header];
+        for id in ids {
+            let mut row = vec![id.to_string()];
+            for c in &self.cells {
+                row.push(
+                    c.kats.iter().find(|k| k.id == *id).and_then(|k| k.cycles).map_or("-".into(), |n| n.to_string()),
+                );
+            }
+            rows.push(row);
+        }
+        out.push_str(&render(&rows, 1));
         out
     }
 
@@ -194,7 +329,17 @@ impl RunReport {
 }
 
 /// Left-aligns the first `text_columns` columns and right-aligns the rest (numbers).
-fn render(rows: &[Vec<String>], text_columns: usize) -> String {
+pub(crate) fn render(rows: &[Vec<String>], text_columns: usize) -> String {
+    render_styled(rows, text_columns, &|_, _, padded| padded.to_string())
+}
+
+/// [`render`] with `style(row, column, padded cell)` applied after padding, so escape codes
+/// never upset the alignment.
+pub(crate) fn render_styled(
+    rows: &[Vec<String>],
+    text_columns: usize,
+    style: &dyn Fn(usize, usize, &str) -> String,
+) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| rows.iter().filter_map(|r| r.get(i)).map(|s| s.chars().count()).max().unwrap_or(0))
@@ -205,11 +350,12 @@ fn render(rows: &[Vec<String>], text_columns: usize) -> String {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                if i < text_columns || n == 0 {
+                let padded = if i < text_columns || n == 0 {
                     format!("{s:<w$}", w = widths[i])
                 } else {
                     format!("{s:>w$}", w = widths[i])
-                }
+                };
+                style(n, i, &padded)
             })
             .collect();
         out.push_str(cells.join("  ").trim_end());
@@ -270,4 +416,31 @@ pub fn memory_table(elf: &str, m: &MemoryReport) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+impl RunReport {
+    /// Joins reports of one scenario (e.g. the shards of `run --shard I/N`) into one, cells in
+    /// the scenario's matrix order. Refuses reports of different scenarios or schemas and cells
+    /// that appear twice.
+    pub fn merge(reports: Vec<RunReport>) -> Result<RunReport, String> {
+        let mut reports = reports.into_iter();
+        let mut merged = reports.next().ok_or("no reports to merge")?;
+        for r in reports {
+            if r.scenario != merged.scenario {
+                return Err(format!("cannot merge scenario `{}` into `{}`", r.scenario, merged.scenario));
+            }
+            if r.tool_version != merged.tool_version {
+                return Err(format!(
+                    "reports from mcubench {} and {} do not merge; rerun the shards with one version",
+                    r.tool_version, merged.tool_version
+                ));
+            }
+            merged.cells.extend(r.cells);
+        }
+        merged.cells.sort_by_key(|c| c.index);
+        if let Some(w) = merged.cells.windows(2).find(|w| w[0].index == w[1].index) {
+            return Err(format!("{} / {} appears in two reports", w[1].board, w[1].profile));
+        }
+        Ok(merged)
+    }
 }

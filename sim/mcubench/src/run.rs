@@ -12,10 +12,14 @@ use mcubench_elf::{ElfImage, MemoryReport};
 use crate::board::Board;
 use crate::build::{self, CargoFirmware};
 use crate::gate::{self, Measured};
+use crate::plugin::{self, Markers, PluginResults};
 use crate::protocol::Transcript;
 use crate::qemu;
-use crate::report::{CellReport, KatReport, RunReport, SCHEMA};
+use sha2::{Digest, Sha256};
+
+use crate::report::{CellReport, CountSource, KatReport, RunReport, SCHEMA, StaticStack};
 use crate::scenario::{Firmware, Profile, Scenario};
+use crate::shard::Shard;
 use crate::verdict::{self, Outcome, Verdict};
 
 /// How many symbols the memory report lists.
@@ -27,16 +31,27 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Progress lines on stderr.
     pub progress: bool,
+    /// Run only this shard of the board × profile matrix.
+    pub shard: Option<Shard>,
+    /// Show progress as a bar (for a terminal) instead of lines.
+    pub progress_bar: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { jobs: std::thread::available_parallelism().map_or(1, |n| n.get()), progress: false }
+        RunOptions {
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            progress: false,
+            shard: None,
+            progress_bar: false,
+        }
     }
 }
 
 /// One board × profile of the scenario, with the ELF to run or why there is none.
 struct Cell<'a> {
+    /// Position in the scenario's board × profile matrix.
+    index: usize,
     board: &'static Board,
     profile: &'a Profile,
     elf: Result<PathBuf, Verdict>,
@@ -47,18 +62,35 @@ fn setup_error(message: impl Into<String>) -> Verdict {
 }
 
 pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
-    let say = |msg: String| {
-        if options.progress {
-            eprintln!("mcubench: {msg}");
-        }
+    // On a terminal: one progress bar. Elsewhere (CI logs, pipes): plain lines, never a bar.
+    let bar = options.progress_bar.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {wide_msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let say = |msg: String| match &bar {
+        Some(bar) => bar.set_message(msg),
+        None if options.progress => eprintln!("mcubench: {msg}"),
+        None => {}
     };
+    // The board-major matrix, numbered before sharding so every shard agrees on the numbers.
+    let matrix: Vec<(usize, &'static Board, &Profile)> = scenario
+        .boards
+        .iter()
+        .flat_map(|b| scenario.profiles.iter().map(move |p| (*b, p)))
+        .enumerate()
+        .map(|(index, (board, profile))| (index, board, profile))
+        .filter(|(index, _, _)| options.shard.is_none_or(|s| s.contains(*index)))
+        .collect();
     let mut cells = Vec::new();
     match &scenario.firmware {
         Firmware::Elf { path } => {
-            for board in &scenario.boards {
-                for profile in &scenario.profiles {
-                    cells.push(Cell { board, profile, elf: Ok(path.clone()) });
-                }
+            for (index, board, profile) in matrix {
+                cells.push(Cell { index, board, profile, elf: Ok(path.clone()) });
             }
         }
         Firmware::Cargo { package_dir, bin, features } => {
@@ -66,26 +98,27 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
             let target_root = build::target_directory(package_dir).map_err(|e| setup_error(e.to_string()));
             // Boards with the same target and memory layout share one ELF per profile.
             let mut built: BTreeMap<(&str, &str, &str), Result<PathBuf, Verdict>> = BTreeMap::new();
-            for board in &scenario.boards {
-                for profile in &scenario.profiles {
-                    let key = (board.rust_target, board.memory_layout, profile.name.as_str());
-                    let elf = built
-                        .entry(key)
-                        .or_insert_with(|| {
-                            say(format!(
-                                "building {bin} for {} ({}, profile {})",
-                                board.name, board.rust_target, profile.name
-                            ));
-                            let root = target_root.clone()?;
-                            build::build(&firmware, &root, board, profile).map_err(|e| setup_error(e.to_string()))
-                        })
-                        .clone();
-                    cells.push(Cell { board, profile, elf });
-                }
+            for (index, board, profile) in matrix {
+                let key = (board.rust_target, board.memory_layout, profile.name.as_str());
+                let elf = built
+                    .entry(key)
+                    .or_insert_with(|| {
+                        say(format!(
+                            "building {bin} for {} ({}, profile {})",
+                            board.name, board.rust_target, profile.name
+                        ));
+                        let root = target_root.clone()?;
+                        build::build(&firmware, &root, board, profile).map_err(|e| setup_error(e.to_string()))
+                    })
+                    .clone();
+                cells.push(Cell { index, board, profile, elf });
             }
         }
     }
 
+    if let Some(bar) = &bar {
+        bar.set_length(cells.len() as u64);
+    }
     let results: Vec<Mutex<Option<CellReport>>> = cells.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -97,14 +130,20 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
                     say(format!("running {} / {}", cell.board.name, cell.profile.name));
                     let report = run_cell(cell, scenario);
                     *results[i].lock().expect("no panics while holding") = Some(report);
+                    if let Some(bar) = &bar {
+                        bar.inc(1);
+                    }
                 }
             });
         }
     });
 
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
     RunReport {
-        schema: SCHEMA,
-        tool_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
         scenario: scenario.name.clone(),
         cells: results.into_iter().map(|m| m.into_inner().expect("not poisoned").expect("every cell ran")).collect(),
     }
@@ -113,14 +152,19 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
 fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
     let board = cell.board;
     let mut report = CellReport {
+        index: cell.index,
         board: board.name.into(),
         core: board.core,
         profile: cell.profile.name.clone(),
         elf: None,
+        elf_sha256: None,
+        toolchain: Vec::new(),
         verdict: setup_error(""),
         instructions_per_tick: board.instructions_per_tick(),
+        cycle_model: None,
         kats: Vec::new(),
         stack_high_water: None,
+        stack_static: None,
         memory: None,
         budgets: Vec::new(),
     };
@@ -131,6 +175,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
                 flash: report.flash_bytes(),
                 ram: report.ram_bytes(),
                 stack: report.stack_high_water.map(u64::from),
+                stack_static: report.stack_static.as_ref().and_then(|s| s.reset).map(u64::from),
             },
         );
     };
@@ -152,8 +197,43 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
         }
     };
     report.memory = Some(MemoryReport::analyze(&image, Some(&board.regions()), TOP_SYMBOLS));
+    report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
+    report.toolchain = toolchain(&image);
+    report.stack_static = Some(static_stack(&image, board, &scenario.source));
 
-    let run = match qemu::run(board, elf, scenario.timeout) {
+    // The TCG plugin (exact instruction counts at region markers), unless disabled.
+    let so = match plugin::locate() {
+        Ok(so) => so,
+        Err(e) => {
+            report.verdict = setup_error(e);
+            gate(&mut report);
+            return report;
+        }
+    };
+    let markers = match so.as_ref().map(|_| Markers::find(&image)).transpose() {
+        Ok(m) => m.flatten(),
+        Err(e) => {
+            report.verdict = setup_error(format!("{}: {e}", elf.display()));
+            gate(&mut report);
+            return report;
+        }
+    };
+    let scratch = match ScratchDir::new() {
+        Ok(dir) => dir,
+        Err(e) => {
+            report.verdict = setup_error(format!("cannot create a scratch directory for the QEMU plugin: {e}"));
+            gate(&mut report);
+            return report;
+        }
+    };
+    let results_file = scratch.0.join("plugin-results.txt");
+    // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
+    // says so in `cycle_model`).
+    let core = plugin::timing_core(board);
+    let option =
+        so.as_ref().map(|so| plugin::plugin_option_with(so, &results_file, markers.as_ref(), Some(core), None));
+
+    let run = match qemu::run_plugin(board, elf, scenario.timeout, option.as_deref()) {
         Ok(run) => run,
         Err(e) => {
             report.verdict = setup_error(e.to_string());
@@ -161,29 +241,123 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
             return report;
         }
     };
+    let results = so.is_some().then(|| PluginResults::read(&results_file));
+    drop(scratch);
+
     let transcript = Transcript::parse(&run.stdout);
     let symbolize = |pc: u32| match image.symbolize(u64::from(pc)) {
         Some((name, off)) => format!("{name}+0x{off:x}"),
         None => "no symbol".to_string(),
     };
     report.verdict = verdict::judge(&run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize);
+    if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
+        // The plugin refused to run (wrong QEMU, bad arguments): nothing else QEMU did counts.
+        report.verdict = setup_error(format!("{line} (QEMU: {})", run.command));
+    }
+    // A run that passed must have complete plugin results; after a timeout, fault or lockup
+    // they are missing by nature and the verdict already says why.
+    let results = match results {
+        Some(Err(e)) => {
+            if report.verdict.outcome == Outcome::Pass {
+                report.verdict = setup_error(e);
+            }
+            None
+        }
+        Some(Ok(r)) => {
+            // The model, or why there are no cycle numbers (never a made-up number).
+            report.cycle_model = match (&r.cycles, &r.model) {
+                (Some(Ok(_)), Some(model)) => Some(model.clone()),
+                (Some(Err(reason)), Some(model)) => Some(format!("unavailable: {reason} ({model})")),
+                _ => None,
+            };
+            if report.verdict.outcome == Outcome::Pass && !r.errors.is_empty() {
+                report.verdict = Verdict {
+                    outcome: Outcome::Fail,
+                    message: format!(
+                        "region markers misused: {}; every mcubench_region_exit must match the innermost open region",
+                        r.errors.join("; ")
+                    ),
+                };
+            }
+            Some(r)
+        }
+        None => None,
+    };
     if let Ok(t) = &transcript {
+        let mut problems = Vec::new();
         report.kats = t
             .kats()
-            .map(|k| KatReport {
-                id: k.id.clone(),
-                alg: k.alg.clone(),
-                op: k.op.clone(),
-                result: k.result.clone(),
-                instructions: board.ticks_to_instructions(k.ticks),
-                ticks: k.ticks,
-                stack: k.stack,
+            .map(|k| {
+                let (exact, cycles) = match (k.region, &results, markers.is_some()) {
+                    (Some(id), Some(r), true) => match r.single_activation(id) {
+                        Ok(n) => (Some(n), r.single_activation_cycles(id).ok().flatten()),
+                        Err(e) => {
+                            problems.push(format!("kat {}: {e}", k.id));
+                            (None, None)
+                        }
+                    },
+                    _ => (None, None),
+                };
+                KatReport {
+                    id: k.id.clone(),
+                    alg: k.alg.clone(),
+                    op: k.op.clone(),
+                    result: k.result.clone(),
+                    instructions: exact.unwrap_or_else(|| board.ticks_to_instructions(k.ticks)),
+                    instructions_source: if exact.is_some() { CountSource::Plugin } else { CountSource::Systick },
+                    cycles,
+                    ticks: k.ticks,
+                    stack: k.stack,
+                }
             })
             .collect();
+        if report.verdict.outcome == Outcome::Pass && !problems.is_empty() {
+            report.verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
+        }
         report.stack_high_water = t.end().map(|e| e.stack);
     }
     gate(&mut report);
     report
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The producers recorded in `.comment` (NUL-separated strings), without duplicates.
+fn toolchain(image: &ElfImage) -> Vec<String> {
+    let Some(section) = image.section_by_name(".comment") else { return Vec::new() };
+    let mut seen = Vec::new();
+    for s in image.section_data(section).split(|&b| b == 0) {
+        let s = String::from_utf8_lossy(s).trim().to_string();
+        if !s.is_empty() && !seen.contains(&s) {
+            seen.push(s);
+        }
+    }
+    seen
+}
+
+/// The static bound with the scenario's annotation file (`kat.yaml` → `kat.stack.yaml`) when
+/// it has one. Never fails the run: an analysis problem is reported as an unbounded result.
+fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> StaticStack {
+    use mcubench_elf::stack::Bound;
+    let annotations = crate::stack_annotations::path_for_scenario(scenario_source);
+    let annotations = annotations.is_file().then_some(annotations.as_path());
+    match crate::stack::analyze(image, board, annotations) {
+        Err(e) => StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e },
+        Ok((report, _ignored)) => {
+            let reset = report.roots.iter().find(|r| r.role == "reset");
+            let (kind, note) = match reset.map(|r| &r.bound) {
+                None => ("unbounded", "no reset handler in the vector table".to_string()),
+                Some(Bound::Exact { .. }) => ("exact", String::new()),
+                Some(Bound::Bounded { assumptions, .. }) => {
+                    ("bounded", format!("{} assumption(s); see `mcubench stack`", assumptions.len()))
+                }
+                Some(Bound::Unbounded { reason }) => ("unbounded", reason.clone()),
+            };
+            StaticStack { kind: kind.into(), reset: reset.and_then(|r| r.bound.bytes()), msp: report.msp.bytes(), note }
+        }
+    }
 }
 
 /// Loads the ELF and refuses what cannot run on `board`, before QEMU is started.
@@ -209,4 +383,26 @@ fn load_runnable(elf: &Path, board: &Board) -> Result<ElfImage, Verdict> {
         )));
     }
     Ok(image)
+}
+
+/// A fresh, private directory for one QEMU run's plugin results, removed on drop. Unique per
+/// process and run, so parallel runs never share (or inherit) a results file.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> std::io::Result<ScratchDir> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("mcubench-run-{}-{n}", std::process::id()));
+        // A leftover from an earlier process with the same pid must not be read as ours.
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -113,6 +113,72 @@ impl<'de> Deserialize<'de> for Timeout {
     }
 }
 
+/// How much a metric may grow against a baseline before `mcubench diff` calls it a regression:
+/// `2 %` (relative) or `256 B` / `1000` (absolute bytes or instructions/cycles).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub enum Limit {
+    Percent(f64),
+    Absolute(u64),
+}
+
+impl Limit {
+    pub fn parse(text: &str) -> Result<Limit, String> {
+        let t = text.trim();
+        if let Some(p) = t.strip_suffix('%') {
+            let p: f64 = p.trim().parse().map_err(|_| format!("`{text}` is not a percentage such as `2 %`"))?;
+            if !(p >= 0.0 && p.is_finite()) {
+                return Err(format!("`{text}`: a regression limit cannot be negative"));
+            }
+            return Ok(Limit::Percent(p));
+        }
+        Bytes::parse(t)
+            .map(|b| Limit::Absolute(b.0))
+            .map_err(|_| format!("`{text}` is not a limit; write `2 %`, `256 B` or a plain number"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected a limit such as `2 %`, `256 B` or `1000`"))?
+        {
+            Raw::Int(n) => Ok(Limit::Absolute(n)),
+            Raw::Text(t) => Limit::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Regression limits against a baseline, per metric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Regressions {
+    pub flash: Option<Limit>,
+    pub ram: Option<Limit>,
+    pub stack: Option<Limit>,
+    /// Per KAT operation.
+    pub instructions: Option<Limit>,
+    /// Per KAT operation (estimated cycles).
+    pub cycles: Option<Limit>,
+}
+
+impl Regressions {
+    pub fn overridden_by(&self, over: &Regressions) -> Regressions {
+        Regressions {
+            flash: over.flash.or(self.flash),
+            ram: over.ram.or(self.ram),
+            stack: over.stack.or(self.stack),
+            instructions: over.instructions.or(self.instructions),
+            cycles: over.cycles.or(self.cycles),
+        }
+    }
+}
+
 /// Hard limits. Crossing one fails the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -125,12 +191,20 @@ pub struct Budgets {
     /// Measured stack high-water mark of the whole run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stack: Option<Bytes>,
+    /// Static worst-case bound of the reset path (call-graph analysis); unbounded fails it.
+    #[serde(rename = "stack-static", skip_serializing_if = "Option::is_none")]
+    pub stack_static: Option<Bytes>,
 }
 
 impl Budgets {
     /// `self` with every limit that `over` sets replaced.
     pub fn overridden_by(&self, over: &Budgets) -> Budgets {
-        Budgets { flash: over.flash.or(self.flash), ram: over.ram.or(self.ram), stack: over.stack.or(self.stack) }
+        Budgets {
+            flash: over.flash.or(self.flash),
+            ram: over.ram.or(self.ram),
+            stack: over.stack.or(self.stack),
+            stack_static: over.stack_static.or(self.stack_static),
+        }
     }
 }
 
@@ -160,6 +234,8 @@ struct RawProfile {
     cfg: Vec<String>,
     #[serde(default)]
     budgets: Budgets,
+    #[serde(default)]
+    regressions: Regressions,
 }
 
 fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -190,6 +266,8 @@ struct RawScenario {
     profiles: IndexMap<String, RawProfile>,
     #[serde(default)]
     budgets: Budgets,
+    #[serde(default)]
+    regressions: Regressions,
     timeout: Option<Timeout>,
 }
 
@@ -200,7 +278,7 @@ pub enum Firmware {
     Elf { path: PathBuf },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
     pub name: String,
     pub opt_level: Option<String>,
@@ -208,6 +286,8 @@ pub struct Profile {
     pub cfg: Vec<String>,
     /// Scenario budgets with this profile's overrides applied.
     pub budgets: Budgets,
+    /// Scenario regression limits with this profile's overrides applied.
+    pub regressions: Regressions,
 }
 
 #[derive(Debug, Clone)]
@@ -311,6 +391,7 @@ impl Scenario {
                         features: Vec::new(),
                         cfg: Vec::new(),
                         budgets: raw.budgets.clone(),
+                        regressions: raw.regressions,
                     });
                 }
                 for (name, p) in &raw.profiles {
@@ -325,6 +406,7 @@ impl Scenario {
                         features: p.features.clone(),
                         cfg: p.cfg.clone(),
                         budgets: raw.budgets.overridden_by(&p.budgets),
+                        regressions: raw.regressions.overridden_by(&p.regressions),
                     });
                 }
             }
@@ -341,6 +423,7 @@ impl Scenario {
                     features: Vec::new(),
                     cfg: Vec::new(),
                     budgets: raw.budgets.clone(),
+                    regressions: raw.regressions,
                 });
             }
         }
@@ -353,6 +436,11 @@ impl Scenario {
             profiles,
             timeout: raw.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         })
+    }
+
+    /// Regression limits of the profile named `profile` (scenario defaults if there is none).
+    pub fn regressions(&self, profile: &str) -> Regressions {
+        self.profiles.iter().find(|p| p.name == profile).map(|p| p.regressions).unwrap_or_default()
     }
 
     /// A one-cell scenario for `mcubench run --elf FILE --board NAME`.
@@ -368,6 +456,7 @@ impl Scenario {
                 features: Vec::new(),
                 cfg: Vec::new(),
                 budgets,
+                regressions: Regressions::default(),
             }],
             timeout,
         }
@@ -429,7 +518,12 @@ timeout: 20 s
         // The profile overrides flash only; ram and stack come from the scenario.
         assert_eq!(
             size.budgets,
-            Budgets { flash: Some(Bytes(16 * 1024)), ram: Some(Bytes(4096)), stack: Some(Bytes(2048)) }
+            Budgets {
+                flash: Some(Bytes(16 * 1024)),
+                ram: Some(Bytes(4096)),
+                stack: Some(Bytes(2048)),
+                stack_static: None
+            }
         );
         assert_eq!(s.profiles[0].budgets.flash, Some(Bytes(24 * 1024)));
     }
@@ -482,6 +576,23 @@ timeout: 20 s
         let err =
             load(&dir, "name: c\nfirmware: { elf: app.elf }\nboards: [mps2-an386]\nprofiles: { a: {} }\n").unwrap_err();
         assert!(err.contains("no build profiles"), "{err}");
+    }
+
+    #[test]
+    fn regression_limits_are_relative_or_absolute_and_profiles_override() {
+        let dir = fixture_dir();
+        let yaml = format!("{GOOD}regressions: {{ flash: 1 %, ram: 256 B, instructions: 2.5 % }}\n")
+            .replace("speed: { opt-level: 3 }", "speed: { opt-level: 3, regressions: { flash: 0 % } }");
+        let s = load(&dir, &yaml).unwrap();
+        let speed = s.regressions("speed");
+        assert_eq!(speed.flash, Some(Limit::Percent(0.0)));
+        assert_eq!(speed.ram, Some(Limit::Absolute(256)));
+        assert_eq!(speed.instructions, Some(Limit::Percent(2.5)));
+        assert_eq!(s.regressions("size").flash, Some(Limit::Percent(1.0)));
+        let err = load(&dir, &format!("{GOOD}regressions: {{ flash: -1 % }}\n")).unwrap_err();
+        assert!(err.contains("cannot be negative"), "{err}");
+        let err = load(&dir, &format!("{GOOD}regressions: {{ flsh: 1 % }}\n")).unwrap_err();
+        assert!(err.contains("unknown field `flsh`"), "{err}");
     }
 
     #[rstest::rstest]

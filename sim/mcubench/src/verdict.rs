@@ -3,12 +3,12 @@
 //! setup error exits 1 like a failing firmware, and a hang never exits. A run passes only with exit
 //! 0, an `end` record, and every KAT record passing.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::{KatResult, Transcript};
 use crate::qemu::{ProcessEnd, QemuRun};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Pass,
@@ -32,7 +32,7 @@ impl Outcome {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     pub outcome: Outcome,
     /// Empty for a pass.

@@ -17,8 +17,11 @@ struct Pinned<'a> {
     board: &'a str,
     profile: &'a str,
     verdict: &'a str,
+    cycle_model: Option<&'a str>,
     kats: Vec<String>,
     stack_high_water: Option<u32>,
+    /// Static bound (kind, reset path, main stack with handlers) with scenarios/kat.stack.yaml.
+    stack_static: Option<String>,
     flash: u64,
     ram: u64,
     flash_breakdown: &'a mcubench_elf::Breakdown,
@@ -33,13 +36,21 @@ fn pinned(cell: &CellReport) -> Pinned<'_> {
         board: &cell.board,
         profile: &cell.profile,
         verdict: cell.verdict.outcome.label(),
+        cycle_model: cell.cycle_model.as_deref(),
         // One line per KAT keeps snapshot diffs readable.
         kats: cell
             .kats
             .iter()
-            .map(|k| format!("{} {:?} insns={} ticks={} stack={}", k.id, k.result, k.instructions, k.ticks, k.stack))
+            .map(|k| {
+                let cycles = k.cycles.map_or("-".to_string(), |c| c.to_string());
+                format!(
+                    "{} {:?} insns={} cycles={cycles} ticks={} stack={}",
+                    k.id, k.result, k.instructions, k.ticks, k.stack
+                )
+            })
             .collect(),
         stack_high_water: cell.stack_high_water,
+        stack_static: cell.stack_static.as_ref().map(|s| format!("{} reset={:?} msp={:?}", s.kind, s.reset, s.msp)),
         flash: memory.flash.used,
         ram: memory.ram.used,
         flash_breakdown: &memory.flash.breakdown,

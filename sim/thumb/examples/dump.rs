@@ -19,7 +19,18 @@ fn main() {
     for i in &insns {
         println!(
             "{:08x} {:08x} {:<10} {:<28} {:?} cond={} sp={:?} copy={:?} flow={:?} mem={:?} r={:04x} w={:04x}",
-            i.addr, i.raw, i.mnemonic, i.operands, i.class, i.conditional, i.sp, i.sp_copy, i.flow, i.mem, i.reads.0, i.writes.0
+            i.addr,
+            i.raw,
+            i.mnemonic,
+            i.operands,
+            i.class,
+            i.conditional,
+            i.sp,
+            i.sp_copy,
+            i.flow,
+            i.mem,
+            i.reads.0,
+            i.writes.0
         );
     }
     if let Some(e) = err {

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use mcubench_thumb::{insn_len, Arch, Decoder};
+use mcubench_thumb::{Arch, Decoder, insn_len};
 
 fn main() {
     let mut args = std::env::args().skip(1);

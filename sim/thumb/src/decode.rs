@@ -11,15 +11,11 @@
 
 use std::cell::{Cell, RefCell};
 
-use capstone::arch::arm::{
-    ArchExtraMode, ArchMode, ArmCC, ArmInsn as I, ArmOperand, ArmOperandType, ArmReg, ArmShift,
-};
+use capstone::arch::arm::{ArchExtraMode, ArchMode, ArmCC, ArmInsn as I, ArmOperand, ArmOperandType, ArmReg, ArmShift};
 use capstone::arch::{BuildsCapstone, BuildsCapstoneExtraMode, DetailsArchInsn};
 use capstone::{Capstone, DisasmIter, RegId};
 
-use crate::{
-    insn_len, Arch, Class, DecodeError, Flow, FpClass, Insn, Mem, Reg, RegSet, SpEffect, LR, PC, SP,
-};
+use crate::{Arch, Class, DecodeError, Flow, FpClass, Insn, LR, Mem, PC, Reg, RegSet, SP, SpEffect, insn_len};
 
 /// Error of [`Decoder::new`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,7 +128,9 @@ enum Fam {
     Blx,
     Bx,
     Cbz,
-    Tb { halfword: bool },
+    Tb {
+        halfword: bool,
+    },
     It,
     Barrier,
     Hint,
@@ -182,17 +180,55 @@ fn family(id: u32) -> Option<(Fam, Need)> {
     macro_rules! ids {
         ($($name:ident)|+) => { $( id == I::$name as u32 )||+ };
     }
-    let r = if ids!(ARM_INS_ADC | ARM_INS_ADD | ARM_INS_ADR | ARM_INS_AND | ARM_INS_ASR | ARM_INS_BIC
-        | ARM_INS_CMN | ARM_INS_CMP | ARM_INS_EOR | ARM_INS_LSL | ARM_INS_LSR | ARM_INS_MOV
-        | ARM_INS_MOVS | ARM_INS_MVN | ARM_INS_NEG | ARM_INS_ORR | ARM_INS_REV | ARM_INS_REV16
-        | ARM_INS_REVSH | ARM_INS_ROR | ARM_INS_RSB | ARM_INS_SBC | ARM_INS_SUB | ARM_INS_SUBS
-        | ARM_INS_SXTB | ARM_INS_SXTH | ARM_INS_TST | ARM_INS_UXTB | ARM_INS_UXTH)
-    {
+    let r = if ids!(
+        ARM_INS_ADC
+            | ARM_INS_ADD
+            | ARM_INS_ADR
+            | ARM_INS_AND
+            | ARM_INS_ASR
+            | ARM_INS_BIC
+            | ARM_INS_CMN
+            | ARM_INS_CMP
+            | ARM_INS_EOR
+            | ARM_INS_LSL
+            | ARM_INS_LSR
+            | ARM_INS_MOV
+            | ARM_INS_MOVS
+            | ARM_INS_MVN
+            | ARM_INS_NEG
+            | ARM_INS_ORR
+            | ARM_INS_REV
+            | ARM_INS_REV16
+            | ARM_INS_REVSH
+            | ARM_INS_ROR
+            | ARM_INS_RSB
+            | ARM_INS_SBC
+            | ARM_INS_SUB
+            | ARM_INS_SUBS
+            | ARM_INS_SXTB
+            | ARM_INS_SXTH
+            | ARM_INS_TST
+            | ARM_INS_UXTB
+            | ARM_INS_UXTH
+    ) {
         (F::Alu, N::Base)
-    } else if ids!(ARM_INS_ADDW | ARM_INS_SUBW | ARM_INS_BFC | ARM_INS_BFI | ARM_INS_CLZ
-        | ARM_INS_MOVT | ARM_INS_MOVW | ARM_INS_ORN | ARM_INS_RBIT | ARM_INS_RRX | ARM_INS_SBFX
-        | ARM_INS_UBFX | ARM_INS_SSAT | ARM_INS_USAT | ARM_INS_TEQ)
-    {
+    } else if ids!(
+        ARM_INS_ADDW
+            | ARM_INS_SUBW
+            | ARM_INS_BFC
+            | ARM_INS_BFI
+            | ARM_INS_CLZ
+            | ARM_INS_MOVT
+            | ARM_INS_MOVW
+            | ARM_INS_ORN
+            | ARM_INS_RBIT
+            | ARM_INS_RRX
+            | ARM_INS_SBFX
+            | ARM_INS_UBFX
+            | ARM_INS_SSAT
+            | ARM_INS_USAT
+            | ARM_INS_TEQ
+    ) {
         (F::Alu, N::V7)
     } else if ids!(ARM_INS_MUL) {
         (F::Mul, N::Base)
@@ -202,28 +238,101 @@ fn family(id: u32) -> Option<(Fam, Need)> {
         (F::MulLong, N::V7)
     } else if ids!(ARM_INS_UMLAL | ARM_INS_SMLAL) {
         (F::MulAccLong, N::V7)
-    } else if ids!(ARM_INS_UMAAL | ARM_INS_SMLALBB | ARM_INS_SMLALBT | ARM_INS_SMLALTB
-        | ARM_INS_SMLALTT | ARM_INS_SMLALD | ARM_INS_SMLALDX | ARM_INS_SMLSLD | ARM_INS_SMLSLDX)
-    {
+    } else if ids!(
+        ARM_INS_UMAAL
+            | ARM_INS_SMLALBB
+            | ARM_INS_SMLALBT
+            | ARM_INS_SMLALTB
+            | ARM_INS_SMLALTT
+            | ARM_INS_SMLALD
+            | ARM_INS_SMLALDX
+            | ARM_INS_SMLSLD
+            | ARM_INS_SMLSLDX
+    ) {
         (F::DspLong, N::Dsp)
-    } else if ids!(ARM_INS_QADD | ARM_INS_QADD16 | ARM_INS_QADD8 | ARM_INS_QASX | ARM_INS_QDADD
-        | ARM_INS_QDSUB | ARM_INS_QSAX | ARM_INS_QSUB | ARM_INS_QSUB16 | ARM_INS_QSUB8
-        | ARM_INS_SADD16 | ARM_INS_SADD8 | ARM_INS_SASX | ARM_INS_SEL | ARM_INS_SHADD16
-        | ARM_INS_SHADD8 | ARM_INS_SHASX | ARM_INS_SHSAX | ARM_INS_SHSUB16 | ARM_INS_SHSUB8
-        | ARM_INS_SMLABB | ARM_INS_SMLABT | ARM_INS_SMLATB | ARM_INS_SMLATT | ARM_INS_SMLAD
-        | ARM_INS_SMLADX | ARM_INS_SMLAWB | ARM_INS_SMLAWT | ARM_INS_SMLSD | ARM_INS_SMLSDX
-        | ARM_INS_SMMLA | ARM_INS_SMMLAR | ARM_INS_SMMLS | ARM_INS_SMMLSR | ARM_INS_SMMUL
-        | ARM_INS_SMMULR | ARM_INS_SMUAD | ARM_INS_SMUADX | ARM_INS_SMULBB | ARM_INS_SMULBT
-        | ARM_INS_SMULTB | ARM_INS_SMULTT | ARM_INS_SMULWB | ARM_INS_SMULWT | ARM_INS_SMUSD
-        | ARM_INS_SMUSDX | ARM_INS_SSAT16 | ARM_INS_SSAX | ARM_INS_SSUB16 | ARM_INS_SSUB8
-        | ARM_INS_SXTAB | ARM_INS_SXTAB16 | ARM_INS_SXTAH | ARM_INS_SXTB16 | ARM_INS_UADD16
-        | ARM_INS_UADD8 | ARM_INS_UASX | ARM_INS_UHADD16 | ARM_INS_UHADD8 | ARM_INS_UHASX
-        | ARM_INS_UHSAX | ARM_INS_UHSUB16 | ARM_INS_UHSUB8 | ARM_INS_UQADD16 | ARM_INS_UQADD8
-        | ARM_INS_UQASX | ARM_INS_UQSAX | ARM_INS_UQSUB16 | ARM_INS_UQSUB8 | ARM_INS_USAD8
-        | ARM_INS_USADA8 | ARM_INS_USAT16 | ARM_INS_USAX | ARM_INS_USUB16 | ARM_INS_USUB8
-        | ARM_INS_UXTAB | ARM_INS_UXTAB16 | ARM_INS_UXTAH | ARM_INS_UXTB16 | ARM_INS_PKHBT
-        | ARM_INS_PKHTB)
-    {
+    } else if ids!(
+        ARM_INS_QADD
+            | ARM_INS_QADD16
+            | ARM_INS_QADD8
+            | ARM_INS_QASX
+            | ARM_INS_QDADD
+            | ARM_INS_QDSUB
+            | ARM_INS_QSAX
+            | ARM_INS_QSUB
+            | ARM_INS_QSUB16
+            | ARM_INS_QSUB8
+            | ARM_INS_SADD16
+            | ARM_INS_SADD8
+            | ARM_INS_SASX
+            | ARM_INS_SEL
+            | ARM_INS_SHADD16
+            | ARM_INS_SHADD8
+            | ARM_INS_SHASX
+            | ARM_INS_SHSAX
+            | ARM_INS_SHSUB16
+            | ARM_INS_SHSUB8
+            | ARM_INS_SMLABB
+            | ARM_INS_SMLABT
+            | ARM_INS_SMLATB
+            | ARM_INS_SMLATT
+            | ARM_INS_SMLAD
+            | ARM_INS_SMLADX
+            | ARM_INS_SMLAWB
+            | ARM_INS_SMLAWT
+            | ARM_INS_SMLSD
+            | ARM_INS_SMLSDX
+            | ARM_INS_SMMLA
+            | ARM_INS_SMMLAR
+            | ARM_INS_SMMLS
+            | ARM_INS_SMMLSR
+            | ARM_INS_SMMUL
+            | ARM_INS_SMMULR
+            | ARM_INS_SMUAD
+            | ARM_INS_SMUADX
+            | ARM_INS_SMULBB
+            | ARM_INS_SMULBT
+            | ARM_INS_SMULTB
+            | ARM_INS_SMULTT
+            | ARM_INS_SMULWB
+            | ARM_INS_SMULWT
+            | ARM_INS_SMUSD
+            | ARM_INS_SMUSDX
+            | ARM_INS_SSAT16
+            | ARM_INS_SSAX
+            | ARM_INS_SSUB16
+            | ARM_INS_SSUB8
+            | ARM_INS_SXTAB
+            | ARM_INS_SXTAB16
+            | ARM_INS_SXTAH
+            | ARM_INS_SXTB16
+            | ARM_INS_UADD16
+            | ARM_INS_UADD8
+            | ARM_INS_UASX
+            | ARM_INS_UHADD16
+            | ARM_INS_UHADD8
+            | ARM_INS_UHASX
+            | ARM_INS_UHSAX
+            | ARM_INS_UHSUB16
+            | ARM_INS_UHSUB8
+            | ARM_INS_UQADD16
+            | ARM_INS_UQADD8
+            | ARM_INS_UQASX
+            | ARM_INS_UQSAX
+            | ARM_INS_UQSUB16
+            | ARM_INS_UQSUB8
+            | ARM_INS_USAD8
+            | ARM_INS_USADA8
+            | ARM_INS_USAT16
+            | ARM_INS_USAX
+            | ARM_INS_USUB16
+            | ARM_INS_USUB8
+            | ARM_INS_UXTAB
+            | ARM_INS_UXTAB16
+            | ARM_INS_UXTAH
+            | ARM_INS_UXTB16
+            | ARM_INS_PKHBT
+            | ARM_INS_PKHTB
+    ) {
         (F::Dsp, N::Dsp)
     } else if ids!(ARM_INS_SDIV | ARM_INS_UDIV) {
         (F::Div, N::V7)
@@ -307,11 +416,27 @@ fn family(id: u32) -> Option<(Fam, Need)> {
         (F::System, N::Base)
     } else if ids!(ARM_INS_MSR) {
         (F::Msr, N::Base)
-    } else if ids!(ARM_INS_CLREX | ARM_INS_MCR | ARM_INS_MCR2 | ARM_INS_MRC | ARM_INS_MRC2
-        | ARM_INS_MCRR | ARM_INS_MCRR2 | ARM_INS_MRRC | ARM_INS_MRRC2 | ARM_INS_CDP | ARM_INS_CDP2
-        | ARM_INS_LDC | ARM_INS_LDC2 | ARM_INS_LDCL | ARM_INS_LDC2L | ARM_INS_STC | ARM_INS_STC2
-        | ARM_INS_STCL | ARM_INS_STC2L)
-    {
+    } else if ids!(
+        ARM_INS_CLREX
+            | ARM_INS_MCR
+            | ARM_INS_MCR2
+            | ARM_INS_MRC
+            | ARM_INS_MRC2
+            | ARM_INS_MCRR
+            | ARM_INS_MCRR2
+            | ARM_INS_MRRC
+            | ARM_INS_MRRC2
+            | ARM_INS_CDP
+            | ARM_INS_CDP2
+            | ARM_INS_LDC
+            | ARM_INS_LDC2
+            | ARM_INS_LDCL
+            | ARM_INS_LDC2L
+            | ARM_INS_STC
+            | ARM_INS_STC2
+            | ARM_INS_STCL
+            | ARM_INS_STC2L
+    ) {
         (F::System, N::V7)
     } else if ids!(ARM_INS_SG | ARM_INS_TT | ARM_INS_TTA | ARM_INS_TTAT | ARM_INS_TTT) {
         (F::System, N::V8)
@@ -333,38 +458,67 @@ fn fp_family(id: u32) -> Option<FpFam> {
     macro_rules! ids {
         ($($name:ident)|+) => { $( id == I::$name as u32 )||+ };
     }
-    Some(if ids!(ARM_INS_VADD | ARM_INS_VSUB | ARM_INS_VMUL | ARM_INS_VNMUL | ARM_INS_VABS
-        | ARM_INS_VNEG | ARM_INS_VCVT | ARM_INS_VCVTA | ARM_INS_VCVTB | ARM_INS_VCVTM
-        | ARM_INS_VCVTN | ARM_INS_VCVTP | ARM_INS_VCVTR | ARM_INS_VCVTT | ARM_INS_VSELEQ
-        | ARM_INS_VSELGE | ARM_INS_VSELGT | ARM_INS_VSELVS | ARM_INS_VMAXNM | ARM_INS_VMINNM
-        | ARM_INS_VRINTA | ARM_INS_VRINTM | ARM_INS_VRINTN | ARM_INS_VRINTP | ARM_INS_VRINTR
-        | ARM_INS_VRINTX | ARM_INS_VRINTZ | ARM_INS_FCONSTS | ARM_INS_FCONSTD | ARM_INS_FADDS
-        | ARM_INS_FADDD | ARM_INS_FSUBS | ARM_INS_FSUBD)
-    {
-        FpFam::Alu
-    } else if ids!(ARM_INS_VCMP | ARM_INS_VCMPE | ARM_INS_FCMPZS | ARM_INS_FCMPZD) {
-        FpFam::Compare
-    } else if ids!(ARM_INS_VMLA | ARM_INS_VMLS | ARM_INS_VNMLA | ARM_INS_VNMLS) {
-        FpFam::MulAcc
-    } else if ids!(ARM_INS_VFMA | ARM_INS_VFMS | ARM_INS_VFNMA | ARM_INS_VFNMS) {
-        FpFam::Fused
-    } else if ids!(ARM_INS_VDIV | ARM_INS_VSQRT) {
-        FpFam::DivSqrt
-    } else if ids!(ARM_INS_VLDR) {
-        FpFam::Load
-    } else if ids!(ARM_INS_VSTR) {
-        FpFam::Store
-    } else if ids!(ARM_INS_VLDMIA | ARM_INS_VLDMDB | ARM_INS_VPOP) {
-        FpFam::LoadMultiple
-    } else if ids!(ARM_INS_VSTMIA | ARM_INS_VSTMDB | ARM_INS_VPUSH) {
-        FpFam::StoreMultiple
-    } else if ids!(ARM_INS_VMOV | ARM_INS_FMDHR | ARM_INS_FMDLR) {
-        FpFam::Mov
-    } else if ids!(ARM_INS_VMRS | ARM_INS_VMSR | ARM_INS_FMSTAT | ARM_INS_VLLDM | ARM_INS_VLSTM) {
-        FpFam::System
-    } else {
-        return None;
-    })
+    Some(
+        if ids!(
+            ARM_INS_VADD
+                | ARM_INS_VSUB
+                | ARM_INS_VMUL
+                | ARM_INS_VNMUL
+                | ARM_INS_VABS
+                | ARM_INS_VNEG
+                | ARM_INS_VCVT
+                | ARM_INS_VCVTA
+                | ARM_INS_VCVTB
+                | ARM_INS_VCVTM
+                | ARM_INS_VCVTN
+                | ARM_INS_VCVTP
+                | ARM_INS_VCVTR
+                | ARM_INS_VCVTT
+                | ARM_INS_VSELEQ
+                | ARM_INS_VSELGE
+                | ARM_INS_VSELGT
+                | ARM_INS_VSELVS
+                | ARM_INS_VMAXNM
+                | ARM_INS_VMINNM
+                | ARM_INS_VRINTA
+                | ARM_INS_VRINTM
+                | ARM_INS_VRINTN
+                | ARM_INS_VRINTP
+                | ARM_INS_VRINTR
+                | ARM_INS_VRINTX
+                | ARM_INS_VRINTZ
+                | ARM_INS_FCONSTS
+                | ARM_INS_FCONSTD
+                | ARM_INS_FADDS
+                | ARM_INS_FADDD
+                | ARM_INS_FSUBS
+                | ARM_INS_FSUBD
+        ) {
+            FpFam::Alu
+        } else if ids!(ARM_INS_VCMP | ARM_INS_VCMPE | ARM_INS_FCMPZS | ARM_INS_FCMPZD) {
+            FpFam::Compare
+        } else if ids!(ARM_INS_VMLA | ARM_INS_VMLS | ARM_INS_VNMLA | ARM_INS_VNMLS) {
+            FpFam::MulAcc
+        } else if ids!(ARM_INS_VFMA | ARM_INS_VFMS | ARM_INS_VFNMA | ARM_INS_VFNMS) {
+            FpFam::Fused
+        } else if ids!(ARM_INS_VDIV | ARM_INS_VSQRT) {
+            FpFam::DivSqrt
+        } else if ids!(ARM_INS_VLDR) {
+            FpFam::Load
+        } else if ids!(ARM_INS_VSTR) {
+            FpFam::Store
+        } else if ids!(ARM_INS_VLDMIA | ARM_INS_VLDMDB | ARM_INS_VPOP) {
+            FpFam::LoadMultiple
+        } else if ids!(ARM_INS_VSTMIA | ARM_INS_VSTMDB | ARM_INS_VPUSH) {
+            FpFam::StoreMultiple
+        } else if ids!(ARM_INS_VMOV | ARM_INS_FMDHR | ARM_INS_FMDLR) {
+            FpFam::Mov
+        } else if ids!(ARM_INS_VMRS | ARM_INS_VMSR | ARM_INS_FMSTAT | ARM_INS_VLLDM | ARM_INS_VLSTM) {
+            FpFam::System
+        } else {
+            return None;
+        },
+    )
 }
 
 /// The floating-point extension lives in the coprocessor space with coprocessor 10/11
@@ -420,7 +574,8 @@ impl Decoder {
         with_engine(|eng| {
             eng.reset_it();
             let mut it = ItState::default();
-            let mut iter = eng.cs.disasm_iter(&[], 0).map_err(|_| DecodeError::Undecodable { addr, raw: 0, arch: self.arch })?;
+            let mut iter =
+                eng.cs.disasm_iter(&[], 0).map_err(|_| DecodeError::Undecodable { addr, raw: 0, arch: self.arch })?;
             self.decode_one(eng, &mut iter, addr, bytes, &mut it)
         })
     }
@@ -469,11 +624,8 @@ impl Decoder {
         if bytes.len() < len as usize {
             return Err(DecodeError::Truncated { addr });
         }
-        let raw = if len == 4 {
-            (hw0 as u32) << 16 | u16::from_le_bytes([bytes[2], bytes[3]]) as u32
-        } else {
-            hw0 as u32
-        };
+        let raw =
+            if len == 4 { (hw0 as u32) << 16 | u16::from_le_bytes([bytes[2], bytes[3]]) as u32 } else { hw0 as u32 };
         let in_it = it.remaining > 0;
         if in_it {
             it.remaining -= 1;
@@ -545,7 +697,10 @@ impl Decoder {
         // and address registers.
         for o in &ops {
             match &o.shift {
-                ArmShift::AsrReg(r) | ArmShift::LslReg(r) | ArmShift::LsrReg(r) | ArmShift::RorReg(r)
+                ArmShift::AsrReg(r)
+                | ArmShift::LslReg(r)
+                | ArmShift::LsrReg(r)
+                | ArmShift::RorReg(r)
                 | ArmShift::RrxReg(r) => {
                     if let Some(g) = gpr(*r) {
                         set(&mut reads, g);
@@ -618,11 +773,7 @@ impl Decoder {
         };
         // SP change of a single load/store with writeback on base SP.
         let ls_sp = |m: &Mem| -> SpEffect {
-            if m.base == SP && m.writeback {
-                SpEffect::Adjust(post_imm.unwrap_or(m.offset))
-            } else {
-                SpEffect::None
-            }
+            if m.base == SP && m.writeback { SpEffect::Adjust(post_imm.unwrap_or(m.offset)) } else { SpEffect::None }
         };
 
         let class = match fam {
@@ -653,14 +804,16 @@ impl Decoder {
                     {
                         sp_copy = Some((d, off));
                     }
-                } else if id == I::ARM_INS_MOV as u32 && ops.len() == 2
-                    && let (Some(d), Some(s)) = (rd, reg_at(1)) {
-                        if d == SP {
-                            sp = if s == SP { SpEffect::Adjust(0) } else { SpEffect::FromReg { reg: s, offset: 0 } };
-                        } else if s == SP && d != PC {
-                            sp_copy = Some((d, 0));
-                        }
+                } else if id == I::ARM_INS_MOV as u32
+                    && ops.len() == 2
+                    && let (Some(d), Some(s)) = (rd, reg_at(1))
+                {
+                    if d == SP {
+                        sp = if s == SP { SpEffect::Adjust(0) } else { SpEffect::FromReg { reg: s, offset: 0 } };
+                    } else if s == SP && d != PC {
+                        sp_copy = Some((d, 0));
                     }
+                }
                 if rd == Some(PC) && writes.contains(PC) {
                     flow = if id == I::ARM_INS_MOV as u32 && reg_at(1) == Some(LR) {
                         Flow::Return
@@ -687,7 +840,9 @@ impl Decoder {
                     flow = if m.base == SP && m.writeback && post_imm == Some(4) {
                         Flow::Return
                     } else if m.base == PC && m.index.is_none() {
-                        Flow::JumpIndirect { literal: Some(((addr.wrapping_add(4)) & !3).wrapping_add(m.offset as u32)) }
+                        Flow::JumpIndirect {
+                            literal: Some(((addr.wrapping_add(4)) & !3).wrapping_add(m.offset as u32)),
+                        }
                     } else {
                         Flow::JumpIndirect { literal: None }
                     };
@@ -714,10 +869,12 @@ impl Decoder {
             Fam::LoadMultiple | Fam::StoreMultiple => {
                 let store = fam == Fam::StoreMultiple;
                 let stack = id == I::ARM_INS_POP as u32 || id == I::ARM_INS_PUSH as u32;
-                let (base, list_from, wb) = if stack { (SP, 0, true) } else { (reg_at(0).ok_or_else(|| undecodable.clone())?, 1, writeback) };
+                let (base, list_from, wb) =
+                    if stack { (SP, 0, true) } else { (reg_at(0).ok_or_else(|| undecodable.clone())?, 1, writeback) };
                 let (rs, n, _) = list_regs(list_from);
                 let bytes = 4 * n as u32;
-                let down = id == I::ARM_INS_PUSH as u32 || id == I::ARM_INS_STMDB as u32 || id == I::ARM_INS_LDMDB as u32;
+                let down =
+                    id == I::ARM_INS_PUSH as u32 || id == I::ARM_INS_STMDB as u32 || id == I::ARM_INS_LDMDB as u32;
                 let offset = if down { -(bytes as i32) } else { 0 };
                 mem = Some(Mem { store, base, index: None, offset, writeback: wb, bytes });
                 if wb {
@@ -774,7 +931,14 @@ impl Decoder {
                 let index = gpr(m.index()).ok_or_else(|| undecodable.clone())?;
                 let table = (base == PC).then(|| addr.wrapping_add(4));
                 flow = Flow::TableBranch { table, halfword, index };
-                mem = Some(Mem { store: false, base, index: Some(index), offset: 0, writeback: false, bytes: if halfword { 2 } else { 1 } });
+                mem = Some(Mem {
+                    store: false,
+                    base,
+                    index: Some(index),
+                    offset: 0,
+                    writeback: false,
+                    bytes: if halfword { 2 } else { 1 },
+                });
                 Class::TableBranch
             }
             Fam::It => {
@@ -827,11 +991,24 @@ impl Decoder {
                     FpFam::LoadMultiple | FpFam::StoreMultiple => {
                         let store = f == FpFam::StoreMultiple;
                         let stack = id == I::ARM_INS_VPOP as u32 || id == I::ARM_INS_VPUSH as u32;
-                        let (base, list_from, wb) = if stack { (SP, 0, true) } else { (reg_at(0).ok_or_else(|| undecodable.clone())?, 1, writeback) };
+                        let (base, list_from, wb) = if stack {
+                            (SP, 0, true)
+                        } else {
+                            (reg_at(0).ok_or_else(|| undecodable.clone())?, 1, writeback)
+                        };
                         let (_, n, dbl) = list_regs(list_from);
                         let bytes = n as u32 * if dbl { 8 } else { 4 };
-                        let down = id == I::ARM_INS_VPUSH as u32 || id == I::ARM_INS_VSTMDB as u32 || id == I::ARM_INS_VLDMDB as u32;
-                        mem = Some(Mem { store, base, index: None, offset: if down { -(bytes as i32) } else { 0 }, writeback: wb, bytes });
+                        let down = id == I::ARM_INS_VPUSH as u32
+                            || id == I::ARM_INS_VSTMDB as u32
+                            || id == I::ARM_INS_VLDMDB as u32;
+                        mem = Some(Mem {
+                            store,
+                            base,
+                            index: None,
+                            offset: if down { -(bytes as i32) } else { 0 },
+                            writeback: wb,
+                            bytes,
+                        });
                         set(&mut reads, base);
                         if wb {
                             set(&mut writes, base);
@@ -839,10 +1016,17 @@ impl Decoder {
                                 sp = SpEffect::Adjust(if down { -(bytes as i32) } else { bytes as i32 });
                             }
                         }
-                        if store { FpClass::StoreMultiple { regs: n, double: dbl } } else { FpClass::LoadMultiple { regs: n, double: dbl } }
+                        if store {
+                            FpClass::StoreMultiple { regs: n, double: dbl }
+                        } else {
+                            FpClass::LoadMultiple { regs: n, double: dbl }
+                        }
                     }
                     FpFam::Mov => {
-                        let cores = ops.iter().filter(|o| matches!(o.op_type, ArmOperandType::Reg(r) if gpr(r).is_some())).count();
+                        let cores = ops
+                            .iter()
+                            .filter(|o| matches!(o.op_type, ArmOperandType::Reg(r) if gpr(r).is_some()))
+                            .count();
                         match cores {
                             0 => FpClass::Alu { double },
                             1 => FpClass::MoveCore,

@@ -151,7 +151,10 @@ pub enum SpEffect {
     /// SUB/ADD sp, sp, #imm (every encoding), STR Rt, [sp, #-n]!, LDR Rt, [sp], #n, POP, VPOP, LDM sp!.
     Adjust(i32),
     /// SP = reg + offset (MOV sp, Rn; ADD/SUB sp, Rn, #imm with Rn ≠ SP): frame-pointer restores.
-    FromReg { reg: Reg, offset: i32 },
+    FromReg {
+        reg: Reg,
+        offset: i32,
+    },
     /// Any other write to SP (SUB sp, sp, Rm; MSR MSP; LDR sp, …): unknown amount.
     Dynamic,
 }

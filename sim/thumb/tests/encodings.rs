@@ -2,7 +2,7 @@
 //! arm-none-eabi-objdump) for each SP effect, flow kind, class and architecture check.
 
 use mcubench_thumb::{
-    Arch, Class, DecodeError, Decoder, Flow, FpClass, Insn, Mem, NewError, RegSet, SpEffect, LR, PC, SP,
+    Arch, Class, DecodeError, Decoder, Flow, FpClass, Insn, LR, Mem, NewError, PC, RegSet, SP, SpEffect,
 };
 
 /// Halfwords in instruction-stream order to little-endian bytes.
@@ -153,7 +153,10 @@ fn flow_indirect_returns_and_traps() {
     assert_eq!(d(0x68, &[0xeddf, 0x0a02]).literal_address(), Some(0x74)); // vldr s1, [pc, #8]
     // tbb [pc, r3] at 0x56, tbh [pc, r3, lsl #1] at 0x5a.
     let i = d(0x56, &[0xe8df, 0xf003]);
-    assert_eq!((i.flow, i.class), (Flow::TableBranch { table: Some(0x5a), halfword: false, index: 3 }, Class::TableBranch));
+    assert_eq!(
+        (i.flow, i.class),
+        (Flow::TableBranch { table: Some(0x5a), halfword: false, index: 3 }, Class::TableBranch)
+    );
     assert_eq!(d(0x5a, &[0xe8df, 0xf013]).flow, Flow::TableBranch { table: Some(0x5e), halfword: true, index: 3 });
     let i = d(0, &[0xde00]); // udf #0
     assert_eq!((i.flow, i.class), (Flow::Trap, Class::System));
@@ -180,7 +183,10 @@ fn classes() {
     assert_eq!(c(&[0xfb91, 0xf0f2]), Class::Div); // sdiv
     assert_eq!(c(&[0xfbb1, 0xf0f2]), Class::Div); // udiv
     assert_eq!(c(&[0x5e88]), Class::Load { width: 2 }); // ldrsh r0, [r1, r2]
-    assert_eq!(d(0, &[0x5e88]).mem, Some(Mem { store: false, base: 1, index: Some(2), offset: 0, writeback: false, bytes: 2 }));
+    assert_eq!(
+        d(0, &[0x5e88]).mem,
+        Some(Mem { store: false, base: 1, index: Some(2), offset: 0, writeback: false, bytes: 2 })
+    );
     assert_eq!(c(&[0x70c8]), Class::Store { width: 1 }); // strb r0, [r1, #3]
     assert_eq!(d(0, &[0x70c8]).mem.map(|m| m.offset), Some(3));
     assert_eq!(c(&[0xe8d1, 0x0f5f]), Class::Load { width: 2 }); // ldrexh
@@ -263,7 +269,15 @@ fn arch_checks() {
     assert!(not_on(&v6, &[0xb120])); // cbz
     assert!(not_on(&v6, &[0xbf08])); // it
     assert!(not_on(&v6, &[0xfb91, 0xf0f2])); // sdiv
-    for ok in [&[0xf000u16, 0xf800][..], &[0xf3bf, 0x8f5f], &[0xf3ef, 0x8008], &[0xf380, 0x8808], &[0xf7f0, 0xa000], &[0xb5b0], &[0x4348]] {
+    for ok in [
+        &[0xf000u16, 0xf800][..],
+        &[0xf3bf, 0x8f5f],
+        &[0xf3ef, 0x8008],
+        &[0xf380, 0x8808],
+        &[0xf7f0, 0xa000],
+        &[0xb5b0],
+        &[0x4348],
+    ] {
         assert!(v6.decode(0, &bytes(ok)).is_ok(), "{ok:04x?} on v6-M");
     }
     let v7 = dec(Arch::V7M, false);

@@ -198,10 +198,8 @@ impl Model {
     /// Extra fetch cycles: one wait-state penalty per 32-bit fetch, i.e. per 4 bytes of code.
     fn fetch_wait(&self, insn: &Insn) -> u32 {
         match self.params.wait_at(insn.addr) {
-            Some(w) if w.fetch > 0 => {
-                // A fetch is 32 bits: a 32-bit instruction or a word-aligned pair of 16-bit ones.
-                if insn.len == 4 || insn.addr % 4 == 0 { w.fetch } else { 0 }
-            }
+            // A fetch is 32 bits: a 32-bit instruction or a word-aligned pair of 16-bit ones.
+            Some(w) if w.fetch > 0 && (insn.len == 4 || insn.addr.is_multiple_of(4)) => w.fetch,
             _ => 0,
         }
     }
@@ -386,10 +384,8 @@ impl Model {
     /// [M4]/[M3] §3.3.2: may this load/store pipeline behind `prev`?
     fn pipelines_after(&self, prev: Option<&Insn>, insn: &Insn) -> bool {
         let Some(prev) = prev else { return false };
-        let prev_single = matches!(
-            prev.class,
-            Class::Load { .. } | Class::Store { .. } | Class::Fp(FpClass::Load { double: false })
-        );
+        let prev_single =
+            matches!(prev.class, Class::Load { .. } | Class::Store { .. } | Class::Fp(FpClass::Load { double: false }));
         if !prev_single {
             return false;
         }
@@ -419,9 +415,8 @@ impl Model {
     }
 
     fn address_uses(insn: &Insn, written: mcubench_thumb::RegSet) -> bool {
-        insn.mem.is_some_and(|m| {
-            (m.base != PC && written.contains(m.base)) || m.index.is_some_and(|r| written.contains(r))
-        })
+        insn.mem
+            .is_some_and(|m| (m.base != PC && written.contains(m.base)) || m.index.is_some_and(|r| written.contains(r)))
     }
 
     /// [M7] approximation: ARMScheduleM7.td gives most integer instructions latency 1 and lets two
@@ -429,8 +424,10 @@ impl Model {
     /// stalls one cycle); MUL latency 2; divides 7 (estimate); branches are predicted.
     /// Returns the cost and whether this instruction was the second of a dual-issued pair.
     fn m7_cost(&self, prev: Option<&Insn>, insn: &Insn, prev_paired: bool) -> (u32, bool) {
-        let simple = |i: &Insn| matches!(i.class, Class::Alu | Class::Load { .. } | Class::Store { .. } | Class::Hint)
-            && !i.writes.contains(PC);
+        let simple = |i: &Insn| {
+            matches!(i.class, Class::Alu | Class::Load { .. } | Class::Store { .. } | Class::Hint)
+                && !i.writes.contains(PC)
+        };
         let independent = |p: &Insn, i: &Insn| (p.writes.0 & i.reads.0) == 0;
         if let Some(p) = prev
             && !prev_paired
@@ -443,7 +440,11 @@ impl Model {
             return (0, true);
         }
         let stall = match prev {
-            Some(p) if matches!(p.class, Class::Load { .. } | Class::LoadDouble) && (p.writes.0 & insn.reads.0) != 0 => 1,
+            Some(p)
+                if matches!(p.class, Class::Load { .. } | Class::LoadDouble) && (p.writes.0 & insn.reads.0) != 0 =>
+            {
+                1
+            }
             _ => 0,
         };
         let base = match insn.class {
@@ -458,9 +459,7 @@ impl Model {
                     14
                 }
             }
-            Class::Fp(FpClass::LoadMultiple { regs, .. } | FpClass::StoreMultiple { regs, .. }) => {
-                1 + u32::from(regs)
-            }
+            Class::Fp(FpClass::LoadMultiple { regs, .. } | FpClass::StoreMultiple { regs, .. }) => 1 + u32::from(regs),
             _ => 1,
         };
         let unconditional_pc = insn.writes.contains(PC) && !insn.conditional;

@@ -33,10 +33,7 @@ fn assemble(file: &str, cpu: &str, extra: &[&str], arch: Arch, fpu: bool) -> Ker
     let bytes = std::fs::read(&out).unwrap();
     let obj = object::File::parse(&*bytes).unwrap();
     let text = obj.section_by_name(".text").unwrap().data().unwrap().to_vec();
-    let symbols = obj
-        .symbols()
-        .filter_map(|s| Some((s.name().ok()?.to_string(), (s.address() & !1) as u32)))
-        .collect();
+    let symbols = obj.symbols().filter_map(|s| Some((s.name().ok()?.to_string(), (s.address() & !1) as u32))).collect();
     Kernels { text, symbols, decoder: Decoder::new(arch, fpu).unwrap() }
 }
 

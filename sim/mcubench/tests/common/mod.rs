@@ -20,7 +20,7 @@ pub fn scenario(yaml: &str) -> Scenario {
 }
 
 pub fn run(s: &Scenario) -> RunReport {
-    run_scenario(s, &RunOptions { jobs: 2, progress: false })
+    run_scenario(s, &RunOptions { jobs: 2, ..RunOptions::default() })
 }
 
 pub fn only_cell(report: RunReport) -> CellReport {

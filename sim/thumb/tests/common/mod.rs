@@ -118,7 +118,8 @@ pub fn objdump_target(i: &ObjInsn) -> Option<u32> {
     if !direct {
         return None;
     }
-    let ops = if m.starts_with("cb") && !m.starts_with("cbl") { i.operands.split_once(", ")?.1 } else { i.operands.as_str() };
+    let ops =
+        if m.starts_with("cb") && !m.starts_with("cbl") { i.operands.split_once(", ")?.1 } else { i.operands.as_str() };
     u32::from_str_radix(ops.split_whitespace().next()?, 16).ok()
 }
 
@@ -148,11 +149,17 @@ pub fn compare(dec: &Decoder, path: &Path) -> Report {
             }
             addr = i.addr + i.len as u32;
             let Some(o) = od.get(&i.addr) else {
-                rep.mismatches.push(format!("{}: {:#x} {} {} not at an objdump instruction", r.func, i.addr, i.mnemonic, i.operands));
+                rep.mismatches.push(format!(
+                    "{}: {:#x} {} {} not at an objdump instruction",
+                    r.func, i.addr, i.mnemonic, i.operands
+                ));
                 continue;
             };
             if o.len != i.len {
-                rep.mismatches.push(format!("{}: {:#x} length {} vs objdump {} ({} {})", r.func, i.addr, i.len, o.len, o.mnemonic, o.operands));
+                rep.mismatches.push(format!(
+                    "{}: {:#x} length {} vs objdump {} ({} {})",
+                    r.func, i.addr, i.len, o.len, o.mnemonic, o.operands
+                ));
             }
             let mine = match i.flow {
                 Flow::Branch { target } | Flow::Call { target } => Some(target),

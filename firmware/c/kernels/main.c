@@ -1,0 +1,36 @@
+/* Timing-kernel firmware: runs the microbenchmark kernels of sim/timing/kernels/<KERNELS>.S,
+ * each once inside its own region markers (region id = position in the table below), so the
+ * host can compare the QEMU plugin's cycle estimate of each region with the TRM-derived totals
+ * in the .S comments (sim/mcubench/tests/kernels_e2e.rs). Region 0 is k_empty, which measures
+ * the constant marker overhead. Ends with the `end` record. Build: firmware/c/build.sh. */
+#define MCUBENCH_IMPL
+#include "mcubench.h"
+
+void mb_run_kernel(uint32_t id, void (*kernel)(void));
+void k_empty(void);
+
+#if defined(KERNELS_ARMV6M)
+void k_delay(void), k_loads(void), k_ldm(void), k_mul(void);
+static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_ldm, k_mul};
+#elif defined(KERNELS_ARMV7M)
+void k_delay(void), k_loads(void), k_chase(void), k_ldm(void), k_branch(void), k_mac(void), k_tbb(void);
+static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase, k_ldm, k_branch, k_mac, k_tbb};
+#elif defined(KERNELS_ARMV7EM_FP)
+void k_fmac(void), k_fdiv(void), k_dsp(void);
+static void (*const kernels[])(void) = {k_empty, k_fmac, k_fdiv, k_dsp};
+#else
+#error "define KERNELS_ARMV6M, KERNELS_ARMV7M or KERNELS_ARMV7EM_FP"
+#endif
+
+int main(void)
+{
+    mb_session s;
+#if defined(__ARM_FP)
+    /* CPACR: full access to CP10/CP11 (the FPU) before any FP instruction runs. */
+    *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
+    __asm__ volatile("dsb\n isb" ::: "memory");
+#endif
+    mb_begin(&s, "timing-kernels");
+    for (uint32_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) mb_run_kernel(i, kernels[i]);
+    mb_end(&s);
+}

@@ -1,0 +1,174 @@
+//! Differential test of the stack analyzer against LLVM's `.stack_sizes` section: the Rust KAT
+//! firmware (firmware/kat) is built once per Thumb target with `-Z emit-stack-sizes` and, for
+//! every function with an entry, the frame the analyzer finds in the linked ELF must equal
+//! LLVM's number exactly.
+//!
+//! Build: stable toolchain with `RUSTC_BOOTSTRAP=1` (test only), its own target directory
+//! `firmware/target/stack-sizes-<triple>`, the flag passed with `cargo --config
+//! target.<triple>.rustflags=[...]`, which cargo appends to firmware/.cargo/config.toml's list
+//! (never the `RUSTFLAGS` variable: it would drop `-Tlink.x`). The triple is written as a
+//! dotted key path (`target.thumbv8m.main-none-eabihf.rustflags`), as config.toml writes it:
+//! cargo looks target tables up by splitting `target.<triple>` at dots, so the quoted form
+//! `target."thumbv8m.main-none-eabihf"` is silently ignored for triples with a dot (checked
+//! with `cargo build -v`: no `-Z emit-stack-sizes` on the rustc line).
+//!
+//! The linked ELF keeps `.stack_sizes`: cortex-m-rt's link.x discards only `.ARM.exidx*`, and
+//! the section (non-alloc, `SHF_LINK_ORDER` to `.text`) is placed as an orphan by the linker
+//! with its relocations applied. Each entry is a 4-byte function address (Thumb bit set) and
+//! a ULEB128 size: the bytes the function's prologue allocates (LLVM's `MFI.getStackSize()`),
+//! with no entry for functions with a variable-sized object (alloca) or for assembly.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use mcubench_elf::ElfImage;
+use mcubench_elf::stack::{Frame, StackOptions, analyze};
+use mcubench_thumb::Arch;
+
+/// (triple, architecture, FPU).
+const TARGETS: &[(&str, Arch, bool)] = &[
+    ("thumbv7em-none-eabihf", Arch::V7EM, true),
+    ("thumbv6m-none-eabi", Arch::V6M, false),
+    ("thumbv7m-none-eabi", Arch::V7M, false),
+    ("thumbv8m.main-none-eabihf", Arch::V8MMain, true),
+];
+
+/// firmware/Cargo.toml's `[profile.release] opt-level`.
+const RELEASE_OPT_LEVEL: &str = "3";
+/// Opt-levels built by default: the release profile's and the size profile's.
+const OPT_LEVELS: &[&str] = &["3", "s"];
+
+fn firmware_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../firmware")
+}
+
+/// Builds firmware/kat for `triple` with `-Z emit-stack-sizes` at the release profile's
+/// opt-level or `opt` (`"s"`, `"z"`, `"1"`, ...); returns the ELF's path.
+fn build(triple: &str, opt: Option<&str>) -> PathBuf {
+    let dir = firmware_dir();
+    let suffix = opt.map_or(String::new(), |o| format!("-O{o}"));
+    let target_dir = dir.join("target").join(format!("stack-sizes-{triple}{suffix}"));
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(&dir)
+        .args(["build", "--release", "--bin", "kat", "--target", triple, "--target-dir"])
+        .arg(&target_dir)
+        .arg("--config")
+        .arg(format!(r#"target.{triple}.rustflags=["-Z","emit-stack-sizes"]"#));
+    if let Some(o) = opt {
+        let value = if o.bytes().all(|b| b.is_ascii_digit()) { o.to_string() } else { format!("\"{o}\"") };
+        cmd.arg("--config").arg(format!("profile.release.opt-level={value}"));
+    }
+    let out = cmd
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("MCUBENCH_MEMORY_X")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run cargo");
+    assert!(
+        out.status.success(),
+        "building firmware/kat for {triple} failed (is the target installed? `bash ci/setup.sh`):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target_dir.join(triple).join("release").join("kat")
+}
+
+/// Entries of `.stack_sizes`: function address (Thumb bit cleared) → bytes.
+fn stack_sizes(image: &ElfImage) -> Vec<(u32, u32)> {
+    let section = image.section_by_name(".stack_sizes").expect("the linked ELF keeps .stack_sizes");
+    let data = image.section_data(section);
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        let addr = u32::from_le_bytes(data[pos..pos + 4].try_into().expect("4-byte address"));
+        pos += 4;
+        let mut size = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = data[pos];
+            pos += 1;
+            size |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        out.push((addr & !1, u32::try_from(size).expect("stack size fits u32")));
+    }
+    out
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    entries: usize,
+    compared: usize,
+    equal: usize,
+    /// Entries at address 0: functions the linker discarded (`--gc-sections`) whose entry
+    /// stayed with a relocation against a discarded section.
+    discarded: usize,
+    mismatches: Vec<String>,
+}
+
+fn compare(triple: &str, opt: Option<&str>, arch: Arch, fpu: bool) -> Tally {
+    let elf = build(triple, opt);
+    let image = ElfImage::read(&elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+    let report = analyze(&image, &StackOptions { arch, fpu, ..StackOptions::default() }).expect("decoder");
+    let by_start: BTreeMap<u32, _> = report.functions.iter().map(|f| (f.start, f)).collect();
+    let mut tally = Tally::default();
+    for (addr, llvm) in stack_sizes(&image) {
+        tally.entries += 1;
+        if addr == 0 && !by_start.contains_key(&0) {
+            tally.discarded += 1;
+            continue;
+        }
+        let f =
+            by_start.get(&addr).unwrap_or_else(|| panic!("{triple}: .stack_sizes entry 0x{addr:08x} is no function"));
+        tally.compared += 1;
+        match f.frame {
+            Frame::Known { bytes } if bytes == llvm => tally.equal += 1,
+            ref other => tally
+                .mismatches
+                .push(format!("{triple}: {} (0x{addr:08x}): LLVM {llvm} B, analyzer {other:?}", f.demangled)),
+        }
+    }
+    tally
+}
+
+#[test]
+fn frames_equal_llvm_stack_sizes() {
+    // STACK_LLVM_OPT_LEVELS=3,s,z,1,0 widens the run to more opt-levels (one build each).
+    let levels: Vec<String> = std::env::var("STACK_LLVM_OPT_LEVELS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_else(|_| OPT_LEVELS.iter().map(|o| o.to_string()).collect());
+    let mut total = Tally::default();
+    for &(triple, arch, fpu) in TARGETS {
+        for level in &levels {
+            // The release profile's own level builds into the plain target directory.
+            let opt = (level != RELEASE_OPT_LEVEL).then_some(level.as_str());
+            let t = compare(triple, opt, arch, fpu);
+            eprintln!(
+                "stack vs llvm .stack_sizes, kat {triple} opt-level {level}: {} entries, {} compared, {} equal, \
+                 {} discarded by the linker",
+                t.entries, t.compared, t.equal, t.discarded
+            );
+            assert!(t.compared >= 50, "{triple} opt-level {level}: too few functions compared: {}", t.compared);
+            total.compared += t.compared;
+            total.equal += t.equal;
+            total.mismatches.extend(t.mismatches);
+        }
+    }
+    eprintln!("total: {} compared, {} equal", total.compared, total.equal);
+    for m in &total.mismatches {
+        eprintln!("  MISMATCH {m}");
+    }
+    assert!(
+        total.mismatches.is_empty(),
+        "{} frames differ from LLVM's .stack_sizes (listed above)",
+        total.mismatches.len()
+    );
+}

@@ -1,0 +1,95 @@
+//! Throughput of QEMU with and without the mcubench TCG plugin, on one long workload
+//! (`firmware/bench`: SHA3-256 chained 40 000 times, about 1.3e9 guest instructions on mps2-an386).
+//!
+//! ```text
+//! cargo run --release -p mcubench --example bench_plugin [-- RUNS]
+//! ```
+//!
+//! Builds the firmware and the plugin, then runs QEMU RUNS times (default 3) each way (plugin off,
+//! plugin counting instructions, plugin also estimating cycles with the board's core model),
+//! alternating, and prints the best wall time, guest instructions per second and the ratios.
+//! Wall time is the whole QEMU process (start-up included, ~50 ms). Instructions: the plugin's
+//! exact count of the chained-hash region; without the plugin, SysTick ticks × 40.
+//! Not a test: timings depend on the machine.
+
+use std::time::{Duration, Instant};
+
+use mcubench::build::{self, CargoFirmware};
+use mcubench::plugin::{self, Markers, PluginResults};
+use mcubench::protocol::Transcript;
+use mcubench::qemu::{self, ProcessEnd};
+use mcubench::{Board, Scenario};
+use mcubench_elf::ElfImage;
+
+fn main() {
+    let runs: usize = std::env::args().nth(1).map_or(3, |a| a.parse().expect("RUNS is a number"));
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let scenario = Scenario::from_yaml(
+        &repo.join("scenarios/bench.yaml"),
+        "name: bench\nfirmware: { cargo: ../firmware/bench }\nboards: [mps2-an386]\nprofiles: { speed: { opt-level: 3 } }\n",
+    )
+    .unwrap();
+    let board: &Board = scenario.boards[0];
+    let profile = &scenario.profiles[0];
+    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    eprintln!("building firmware/bench for {} and the plugin ...", board.name);
+    let root = build::target_directory(package_dir).unwrap();
+    let elf = build::build(&CargoFirmware { package_dir, bin, features }, &root, board, profile).unwrap();
+    let so = plugin::locate().unwrap().expect("this benchmark needs the plugin: unset MCUBENCH_QEMU_PLUGIN");
+    let markers = Markers::find(&ElfImage::read(&elf).unwrap()).unwrap().expect("firmware/bench has markers");
+    let out = std::env::temp_dir().join(format!("mcubench-bench-plugin-{}.txt", std::process::id()));
+    let counts_only = plugin::plugin_option(&so, &out, Some(&markers));
+    let with_cycles = plugin::plugin_option_with(&so, &out, Some(&markers), Some(plugin::timing_core(board)), None);
+    let modes: [Option<&str>; 3] = [None, Some(&counts_only), Some(&with_cycles)];
+
+    let timeout = Duration::from_secs(120);
+    let mut best = [Duration::MAX; 3];
+    let mut insns = [0u64; 3];
+    let mut cycles = 0;
+    for _ in 0..runs {
+        for (i, option) in modes.into_iter().enumerate() {
+            let with = option.is_some();
+            let _ = std::fs::remove_file(&out);
+            let start = Instant::now();
+            let run = qemu::run_plugin(board, &elf, timeout, option).unwrap();
+            let wall = start.elapsed();
+            assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
+            let t = Transcript::parse(&run.stdout).unwrap();
+            let kat = t.kats().find(|k| k.id == "bench/sha3-256-chain").expect("bench record");
+            let n = if with {
+                let r = PluginResults::read(&out).unwrap();
+                if i == 2 {
+                    cycles = r.single_activation_cycles(kat.region.expect("region")).unwrap().expect("cycles");
+                }
+                r.single_activation(kat.region.expect("region")).unwrap()
+            } else {
+                board.ticks_to_instructions(kat.ticks)
+            };
+            insns[i] = n;
+            best[i] = best[i].min(wall);
+        }
+    }
+    let _ = std::fs::remove_file(&out);
+    let rate = |i: usize| insns[i] as f64 / best[i].as_secs_f64();
+    println!("workload: firmware/bench on {} ({} runs each, best wall time)", board.name, runs);
+    println!(
+        "plugin off: {:>13} instructions (SysTick) in {:>8.3} s = {:.3} G instr/s",
+        insns[0],
+        best[0].as_secs_f64(),
+        rate(0) / 1e9
+    );
+    println!(
+        "plugin on:  {:>13} instructions (exact)   in {:>8.3} s = {:.3} G instr/s",
+        insns[1],
+        best[1].as_secs_f64(),
+        rate(1) / 1e9
+    );
+    println!(
+        "plugin on + cycles: {:>6} instructions (exact)   in {:>8.3} s = {:.3} G instr/s ({cycles} est. cycles)",
+        insns[2],
+        best[2].as_secs_f64(),
+        rate(2) / 1e9
+    );
+    println!("ratio on/off: {:.1} %", 100.0 * rate(1) / rate(0));
+    println!("ratio on+cycles/off: {:.1} %", 100.0 * rate(2) / rate(0));
+}

@@ -1,0 +1,106 @@
+//! JUnit XML for CI servers (GitLab, Jenkins, CircleCI): one `<testsuite>` per board × profile,
+//! one `<testcase>` per KAT, plus a `run` case when the run itself did not pass (fault, timeout,
+//! no verdict, setup error) and one case per budget. No timestamps or durations: the file is a
+//! pure function of the report, like every other format.
+
+use std::fmt::Write as _;
+
+use crate::gate::BudgetStatus;
+use crate::protocol::KatResult;
+use crate::report::RunReport;
+use crate::verdict::Outcome;
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 forbids most control characters even when escaped.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+struct Case {
+    name: String,
+    failure: Option<(&'static str, String)>,
+}
+
+pub fn to_junit(report: &RunReport) -> String {
+    let mut suites = String::new();
+    let (mut total, mut failures, mut errors) = (0usize, 0usize, 0usize);
+    for cell in &report.cells {
+        let mut cases = Vec::new();
+        for k in &cell.kats {
+            let failure = (k.result == KatResult::Fail)
+                .then(|| ("failure", format!("{} {}: KAT failed (see the run message: expected vs got)", k.alg, k.op)));
+            cases.push(Case { name: k.id.clone(), failure });
+        }
+        if cell.verdict.outcome != Outcome::Pass {
+            // A KAT failure is already reported per KAT; anything else is an error of the run.
+            let kind = if cell.verdict.outcome == Outcome::Fail { "failure" } else { "error" };
+            cases.push(Case {
+                name: "run".into(),
+                failure: Some((kind, format!("{}: {}", cell.verdict.outcome.label(), cell.verdict.message))),
+            });
+        }
+        for b in &cell.budgets {
+            let failure = (b.status != BudgetStatus::Ok).then(|| ("failure", b.describe()));
+            cases.push(Case { name: format!("budget.{}", b.metric.label()), failure });
+        }
+        let suite_failures = cases.iter().filter(|c| matches!(c.failure, Some(("failure", _)))).count();
+        let suite_errors = cases.iter().filter(|c| matches!(c.failure, Some(("error", _)))).count();
+        total += cases.len();
+        failures += suite_failures;
+        errors += suite_errors;
+        let classname = escape(&format!("{}.{}.{}", report.scenario, cell.board, cell.profile));
+        let _ = writeln!(
+            suites,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{suite_failures}\" errors=\"{suite_errors}\" skipped=\"0\">",
+            escape(&format!("{}/{}/{}", report.scenario, cell.board, cell.profile)),
+            cases.len()
+        );
+        for case in cases {
+            match case.failure {
+                None => {
+                    let _ =
+                        writeln!(suites, "    <testcase classname=\"{classname}\" name=\"{}\"/>", escape(&case.name));
+                }
+                Some((kind, message)) => {
+                    let _ =
+                        writeln!(suites, "    <testcase classname=\"{classname}\" name=\"{}\">", escape(&case.name));
+                    let first_line = message.lines().next().unwrap_or_default();
+                    let _ = writeln!(
+                        suites,
+                        "      <{kind} message=\"{}\" type=\"{}\">{}</{kind}>",
+                        escape(first_line),
+                        cell.verdict.outcome.label(),
+                        escape(&message)
+                    );
+                    let _ = writeln!(suites, "    </testcase>");
+                }
+            }
+        }
+        let _ = writeln!(suites, "  </testsuite>");
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcubench {}\" tests=\"{total}\" failures=\"{failures}\" errors=\"{errors}\">\n{suites}</testsuites>\n",
+        escape(&report.scenario)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_control_characters() {
+        assert_eq!(escape("a<b>&\"'\u{1}"), "a&lt;b&gt;&amp;&quot;&apos;\u{fffd}");
+    }
+}

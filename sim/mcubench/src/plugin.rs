@@ -1,0 +1,440 @@
+//! The mcubench QEMU TCG plugin (`sim/qemu-plugin`) from the host's side: finding or building
+//! it, resolving the region markers in an ELF, the `-plugin` argument, and reading its results.
+//!
+//! # How the plugin is found
+//!
+//! Once per process, in this order:
+//! 1. `MCUBENCH_QEMU_PLUGIN=off` runs without the plugin (instruction counts then come from
+//!    SysTick ticks, and the report says so); any other value is the path of the plugin `.so`.
+//! 2. In a source checkout (the mcubench crate's source tree is still where it was compiled, as
+//!    under `cargo run` and `cargo test`): `cargo build --release -p mcubench-qemu-plugin` into
+//!    `<workspace target dir>/qemu-plugin/`. Cargo makes this a no-op when it is up to date, so
+//!    the plugin is never stale, and its own target directory means no lock contention with the
+//!    cargo that runs the tests.
+//! 3. `libmcubench_qemu_plugin.so` next to the running executable (an installed mcubench).
+//!
+//! Failing all three is an error that says what to do: the runner never silently replaces exact
+//! counts with tick-derived ones.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use mcubench_elf::ElfImage;
+
+/// Environment variable that selects the plugin (`off` or a path).
+pub const ENV: &str = "MCUBENCH_QEMU_PLUGIN";
+/// The plugin's file name as cargo builds it.
+pub const FILE_NAME: &str = "libmcubench_qemu_plugin.so";
+/// First line of a results file this host reads.
+pub const RESULTS_HEADER: &str = "mcubench-qemu-plugin/2";
+
+/// Symbols the firmware defines for region markers (see `firmware/PROTOCOL.md`).
+pub const ENTER_SYMBOL: &str = "mcubench_region_enter";
+pub const EXIT_SYMBOL: &str = "mcubench_region_exit";
+pub const REGIONS_SYMBOL: &str = "MCUBENCH_REGIONS";
+
+/// The plugin to load, or `None` when disabled with `MCUBENCH_QEMU_PLUGIN=off`. Found or built
+/// once per process; every later call returns the same answer.
+pub fn locate() -> Result<Option<PathBuf>, String> {
+    static FOUND: OnceLock<Result<Option<PathBuf>, String>> = OnceLock::new();
+    FOUND.get_or_init(find).clone()
+}
+
+fn find() -> Result<Option<PathBuf>, String> {
+    if let Some(value) = std::env::var_os(ENV).filter(|v| !v.is_empty()) {
+        if value == "off" {
+            return Ok(None);
+        }
+        let path = PathBuf::from(value);
+        return if path.is_file() { Ok(Some(path)) } else { Err(format!("{ENV}={}: no such file", path.display())) };
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if workspace.join("sim/qemu-plugin/Cargo.toml").is_file() {
+        return build_in(&workspace).map(Some);
+    }
+    if let Some(path) = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(FILE_NAME)))
+        && path.is_file()
+    {
+        return Ok(Some(path));
+    }
+    Err(format!(
+        "the mcubench QEMU plugin ({FILE_NAME}) was not found next to the mcubench executable and there \
+         is no source tree to build it from; set {ENV}=<path to {FILE_NAME}>, or {ENV}=off to count \
+         instructions from SysTick ticks (resolution one tick)"
+    ))
+}
+
+/// Builds the plugin with cargo in the workspace at `workspace` and returns the `.so`.
+fn build_in(workspace: &Path) -> Result<PathBuf, String> {
+    let target = crate::build::target_directory(workspace).map_err(|e| e.to_string())?.join("qemu-plugin");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(workspace)
+        .args(["build", "--release", "--quiet", "-p", "mcubench-qemu-plugin", "--target-dir"])
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run cargo to build the QEMU plugin: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building the QEMU plugin (`cargo build --release -p mcubench-qemu-plugin`) failed:\n{}\n\
+             hint: {ENV}=off runs without it (instruction counts from SysTick ticks)",
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ));
+    }
+    let so = target.join("release").join(FILE_NAME);
+    if so.is_file() { Ok(so) } else { Err(format!("cargo built the QEMU plugin but {} is missing", so.display())) }
+}
+
+/// Where the region markers are in one ELF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Markers {
+    pub enter: (u64, u64),
+    pub exit: (u64, u64),
+    pub regions: u64,
+    pub regions_count: u64,
+}
+
+impl Markers {
+    /// The markers of `image`: `None` if it defines none of the three symbols (e.g. C firmware
+    /// without markers), an error if it defines only some or they are unusable.
+    pub fn find(image: &ElfImage) -> Result<Option<Markers>, String> {
+        let enter = image.symbol(ENTER_SYMBOL);
+        let exit = image.symbol(EXIT_SYMBOL);
+        let regions = image.symbol(REGIONS_SYMBOL);
+        let (enter, exit, regions) = match (enter, exit, regions) {
+            (None, None, None) => return Ok(None),
+            (Some(a), Some(b), Some(c)) => (a, b, c),
+            _ => {
+                return Err(format!(
+                    "the ELF defines some but not all of {ENTER_SYMBOL}, {EXIT_SYMBOL} and {REGIONS_SYMBOL}"
+                ));
+            }
+        };
+        if enter.size == 0 || exit.size == 0 || regions.size < 4 {
+            return Err(format!("{ENTER_SYMBOL}, {EXIT_SYMBOL} or {REGIONS_SYMBOL} has no size in the ELF"));
+        }
+        if enter.address == exit.address {
+            return Err(format!(
+                "{ENTER_SYMBOL} and {EXIT_SYMBOL} are the same function (merged by the compiler?); their bodies must differ"
+            ));
+        }
+        Ok(Some(Markers {
+            enter: (enter.address, enter.size),
+            exit: (exit.address, exit.size),
+            regions: regions.address,
+            regions_count: regions.size / 4,
+        }))
+    }
+}
+
+/// The timing model's core for a board (`core=` of the plugin). mps2-an500's Cortex-M7 model is
+/// an approximation and says so in its description.
+pub fn timing_core(board: &crate::Board) -> mcubench_timing::Core {
+    use crate::board::Core as B;
+    use mcubench_timing::Core as T;
+    match board.core {
+        B::CortexM0 => T::CortexM0,
+        B::CortexM3 => T::CortexM3,
+        B::CortexM4F => T::CortexM4,
+        B::CortexM7 => T::CortexM7,
+        B::CortexM33 => T::CortexM33,
+    }
+}
+
+/// The `-plugin` option value: `<so>,out=<file>[,enter=...]`. Commas in paths are doubled, as
+/// QEMU's option syntax wants. No cycle estimates; see [`plugin_option_with`].
+pub fn plugin_option(so: &Path, out: &Path, markers: Option<&Markers>) -> String {
+    plugin_option_with(so, out, markers, None, None)
+}
+
+/// [`plugin_option`] plus `core=` (cycle estimates with that core's model) and `functions=`
+/// (per-function profile; needs `core`).
+pub fn plugin_option_with(
+    so: &Path,
+    out: &Path,
+    markers: Option<&Markers>,
+    core: Option<mcubench_timing::Core>,
+    functions: Option<&Path>,
+) -> String {
+    let esc = |p: &Path| p.display().to_string().replace(',', ",,");
+    let mut s = format!("{},out={}", esc(so), esc(out));
+    if let Some(m) = markers {
+        s.push_str(&format!(
+            ",enter=0x{:x},enter_size={},exit=0x{:x},exit_size={},regions=0x{:x},regions_count={}",
+            m.enter.0, m.enter.1, m.exit.0, m.exit.1, m.regions, m.regions_count
+        ));
+    }
+    if let Some(core) = core {
+        s.push_str(&format!(",core={}", core.label()));
+    }
+    if let Some(f) = functions {
+        s.push_str(&format!(",functions={}", esc(f)));
+    }
+    s
+}
+
+/// One region id's statistics (semantics: `sim/qemu-plugin/src/regions.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegionStats {
+    pub entries: u64,
+    pub completed: u64,
+    pub total: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Estimated cycles of the completed activations: (sum, min, max); present exactly when the
+    /// run has a cycle total.
+    pub cycles: Option<(u64, u64, u64)>,
+}
+
+/// One call-tree node of a profile: self cost of the stack `frames` (outermost first; indices into
+/// the functions file the host passed, `None` for code outside every function).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackCost {
+    pub frames: Vec<Option<u32>>,
+    pub cycles: u64,
+    pub insns: u64,
+}
+
+/// A complete results file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginResults {
+    /// Whole-run instructions (TB-granular: device-register reads outside regions may add a few).
+    pub insns: u64,
+    pub regions: BTreeMap<u32, RegionStats>,
+    /// Region ids still open at exit.
+    pub open: Vec<u32>,
+    /// Marker misuse the plugin saw (an exit that does not match the innermost open region).
+    pub errors: Vec<String>,
+    /// Whole-run estimated cycles: `None` without `core=`; `Some(Err(reason))` when the plugin
+    /// could not price something that ran (then no region has cycles either).
+    pub cycles: Option<Result<u64, String>>,
+    /// The cycle model's description (with `core=`).
+    pub model: Option<String>,
+    /// The profile (with `functions=`).
+    pub stacks: Vec<StackCost>,
+}
+
+impl PluginResults {
+    /// Reads a results file strictly. A missing or partial file (no final `end`) is an error:
+    /// absent results are never zeros.
+    pub fn read(path: &Path) -> Result<PluginResults, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("the QEMU plugin wrote no results file {}: {e}", path.display()))?;
+        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<PluginResults, String> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        match lines.next() {
+            Some((_, RESULTS_HEADER)) => {}
+            other => {
+                return Err(format!("not a `{RESULTS_HEADER}` results file (first line {:?})", other.map(|o| o.1)));
+            }
+        }
+        let mut r = PluginResults::default();
+        let mut insns = None;
+        let mut ended = false;
+        for (n, line) in lines {
+            let bad = |what: &str| format!("line {n}: {what}: `{line}`");
+            if ended {
+                return Err(bad("text after `end`"));
+            }
+            let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+            match kind {
+                "end" if rest.is_empty() => ended = true,
+                "insns" => insns = Some(rest.parse().map_err(|_| bad("bad instruction count"))?),
+                "cycles" | "cycles-unavailable" if r.cycles.is_some() => return Err(bad("cycles given twice")),
+                "cycles" => r.cycles = Some(Ok(rest.parse().map_err(|_| bad("bad cycle count"))?)),
+                "cycles-unavailable" => r.cycles = Some(Err(rest.to_string())),
+                "model" if r.model.is_some() => return Err(bad("model given twice")),
+                "model" => r.model = Some(rest.to_string()),
+                "stack" => {
+                    let mut cycles = None;
+                    let mut insns = None;
+                    let mut frames = None;
+                    for token in rest.split(' ') {
+                        match token.split_once('=') {
+                            Some(("cycles", v)) if cycles.is_none() => cycles = v.parse::<u64>().ok(),
+                            Some(("insns", v)) if insns.is_none() => insns = v.parse::<u64>().ok(),
+                            Some(("frames", v)) if frames.is_none() => {
+                                frames = v
+                                    .split(';')
+                                    .map(|f| if f == "-" { Some(None) } else { f.parse::<u32>().ok().map(Some) })
+                                    .collect::<Option<Vec<_>>>()
+                            }
+                            _ => return Err(bad("bad stack field")),
+                        }
+                    }
+                    match (cycles, insns, frames) {
+                        (Some(cycles), Some(insns), Some(frames)) => r.stacks.push(StackCost { frames, cycles, insns }),
+                        _ => return Err(bad("stack needs cycles=, insns= and frames=")),
+                    }
+                }
+                "error" => r.errors.push(rest.to_string()),
+                "region" | "open" => {
+                    let mut f = BTreeMap::new();
+                    for token in rest.split(' ') {
+                        let (k, v) = token.split_once('=').ok_or_else(|| bad("not key=value"))?;
+                        let v: u64 = v.parse().map_err(|_| bad("not a number"))?;
+                        if f.insert(k, v).is_some() {
+                            return Err(bad("repeated field"));
+                        }
+                    }
+                    let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
+                    let id = u32::try_from(take("id")?).map_err(|_| bad("id out of range"))?;
+                    if kind == "open" {
+                        take("at")?;
+                        r.open.push(id);
+                    } else {
+                        let mut s = RegionStats {
+                            entries: take("entries")?,
+                            completed: take("completed")?,
+                            total: take("total")?,
+                            min: take("min")?,
+                            max: take("max")?,
+                            cycles: None,
+                        };
+                        if matches!(r.cycles, Some(Ok(_))) {
+                            s.cycles = Some((take("cycles")?, take("cycles_min")?, take("cycles_max")?));
+                        }
+                        if r.regions.insert(id, s).is_some() {
+                            return Err(bad("region listed twice"));
+                        }
+                    }
+                    if let Some(k) = f.keys().next() {
+                        return Err(bad(&format!("unknown field `{k}`")));
+                    }
+                }
+                _ => return Err(bad("unknown line")),
+            }
+        }
+        if !ended {
+            return Err("partial results file (no final `end` line): QEMU did not exit normally".into());
+        }
+        r.insns = insns.ok_or("results file lacks `insns`")?;
+        if r.cycles.is_some() != r.model.is_some() {
+            return Err("a cycle result without a model line, or the reverse".into());
+        }
+        Ok(r)
+    }
+
+    /// The estimated cycles of region `id`'s single activation: `Ok(None)` without a cycle
+    /// model, `Err` when the region did not run exactly once (see [`Self::single_activation`]).
+    pub fn single_activation_cycles(&self, id: u32) -> Result<Option<u64>, String> {
+        self.single_activation(id)?;
+        Ok(self.regions.get(&id).and_then(|s| s.cycles).map(|c| c.0))
+    }
+
+    /// The exact instruction count of region `id`, which must have run exactly once.
+    pub fn single_activation(&self, id: u32) -> Result<u64, String> {
+        match self.regions.get(&id) {
+            Some(s) if s.completed == 1 && s.entries == 1 => Ok(s.total),
+            Some(s) => Err(format!(
+                "region {id} was entered {} times and completed {} times; a KAT's region must run exactly once",
+                s.entries, s.completed
+            )),
+            None => Err(format!("the QEMU plugin saw no activation of region {id}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_results_file() {
+        let r = PluginResults::parse(
+            "mcubench-qemu-plugin/2\ninsns 1000\n\
+             region id=0 entries=1 completed=1 total=500 min=500 max=500\n\
+             region id=3 entries=2 completed=1 total=7 min=7 max=7\nopen id=3 at=900\nerror oops\nend\n",
+        )
+        .unwrap();
+        assert_eq!(r.insns, 1000);
+        assert_eq!(r.single_activation(0), Ok(500));
+        assert!(r.single_activation(3).unwrap_err().contains("entered 2 times"));
+        assert!(r.single_activation(4).unwrap_err().contains("no activation"));
+        assert_eq!(r.open, vec![3]);
+        assert_eq!(r.errors, vec!["oops".to_string()]);
+    }
+
+    #[test]
+    fn parses_cycles_models_and_stacks() {
+        let r = PluginResults::parse(
+            "mcubench-qemu-plugin/2\ninsns 10\ncycles 25\nmodel cortex-m4 model\n\
+             region id=0 entries=1 completed=1 total=5 min=5 max=5 cycles=9 cycles_min=9 cycles_max=9\n\
+             stack cycles=20 insns=8 frames=0;-;3\nend\n",
+        )
+        .unwrap();
+        assert_eq!(r.cycles, Some(Ok(25)));
+        assert_eq!(r.model.as_deref(), Some("cortex-m4 model"));
+        assert_eq!(r.single_activation_cycles(0), Ok(Some(9)));
+        assert_eq!(r.stacks, vec![StackCost { frames: vec![Some(0), None, Some(3)], cycles: 20, insns: 8 }]);
+        let u = PluginResults::parse(
+            "mcubench-qemu-plugin/2\ninsns 10\ncycles-unavailable undecodable 0x1 at 0x2\nmodel m\n\
+             region id=0 entries=1 completed=1 total=5 min=5 max=5\nend\n",
+        )
+        .unwrap();
+        assert_eq!(u.cycles, Some(Err("undecodable 0x1 at 0x2".into())));
+        assert_eq!(u.single_activation_cycles(0), Ok(None));
+        for (text, expected) in [
+            ("mcubench-qemu-plugin/2\ninsns 1\ncycles 2\nend\n", "without a model"),
+            (
+                "mcubench-qemu-plugin/2\ninsns 1\ncycles 2\nmodel m\nregion id=0 entries=1 completed=1 total=1 min=1 max=1\nend\n",
+                "no `cycles`",
+            ),
+            ("mcubench-qemu-plugin/2\ninsns 1\ncycles 2\ncycles 3\nmodel m\nend\n", "twice"),
+            ("mcubench-qemu-plugin/2\ninsns 1\nstack cycles=1 frames=0\nend\n", "stack needs"),
+        ] {
+            let e = PluginResults::parse(text).unwrap_err();
+            assert!(e.contains(expected), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn partial_or_malformed_files_are_errors() {
+        for (text, expected) in [
+            ("", "not a `mcubench-qemu-plugin/2`"),
+            ("mcubench-qemu-plugin/2\ninsns 5\n", "partial results file"),
+            ("mcubench-qemu-plugin/2\nend\n", "lacks `insns`"),
+            ("mcubench-qemu-plugin/2\ninsns x\nend\n", "bad instruction count"),
+            ("mcubench-qemu-plugin/2\ninsns 1\nregion id=1 entries=1\nend\n", "no `completed`"),
+            (
+                "mcubench-qemu-plugin/2\ninsns 1\nregion id=1 entries=1 completed=1 total=1 min=1 max=1 x=1\nend\n",
+                "unknown field",
+            ),
+            ("mcubench-qemu-plugin/2\ninsns 1\nend\nmore\n", "after `end`"),
+            ("mcubench-qemu-plugin/2\ninsns 1\nbogus\nend\n", "unknown line"),
+        ] {
+            let e = PluginResults::parse(text).unwrap_err();
+            assert!(e.contains(expected), "{text:?}: {e}");
+        }
+        let missing = PluginResults::read(Path::new("/nonexistent/mcubench-results")).unwrap_err();
+        assert!(missing.contains("wrote no results file"), "{missing}");
+    }
+
+    #[test]
+    fn option_escapes_commas_and_lists_markers() {
+        let m = Markers { enter: (0x100, 24), exit: (0x118, 26), regions: 0x2000_0008, regions_count: 256 };
+        assert_eq!(
+            plugin_option(Path::new("/a,b/p.so"), Path::new("/t/out"), Some(&m)),
+            "/a,,b/p.so,out=/t/out,enter=0x100,enter_size=24,exit=0x118,exit_size=26,regions=0x20000008,regions_count=256"
+        );
+        assert_eq!(plugin_option(Path::new("/p.so"), Path::new("/o"), None), "/p.so,out=/o");
+        assert_eq!(
+            plugin_option_with(
+                Path::new("/p.so"),
+                Path::new("/o"),
+                None,
+                Some(mcubench_timing::Core::CortexM0Plus),
+                Some(Path::new("/f,n"))
+            ),
+            "/p.so,out=/o,core=cortex-m0+,functions=/f,,n"
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! `mcubench profile`: per-function estimated cycles and instructions of a whole run, folded
+//! stacks and a flame graph (via `inferno`).
+//!
+//! The QEMU plugin keeps a shadow call stack (rules: `sim/qemu-plugin/src/profile.rs`) over the
+//! function ranges of the ELF's symbol table, which the host passes in a file, and reports the self
+//! cost of every call-tree node. Self cycles of all functions sum to the whole run's cycles.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use mcubench_elf::{ElfImage, SymbolKind};
+
+use crate::board::Board;
+use crate::plugin::{self, Markers, PluginResults};
+use crate::qemu::{self, ProcessEnd};
+
+/// One function's share of a run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FunctionCost {
+    /// Demangled name; `[unknown]` for code outside every function symbol.
+    pub name: String,
+    pub self_cycles: u64,
+    pub self_insns: u64,
+    /// Including callees (a recursive function counts once per stack).
+    pub inclusive_cycles: u64,
+    pub inclusive_insns: u64,
+}
+
+/// A whole-run profile.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Profile {
+    pub board: String,
+    /// The cycle model (`mcubench-timing`'s description; approximate for the Cortex-M7).
+    pub model: String,
+    /// Whole-run estimated cycles (= the sum of every function's self cycles).
+    pub cycles: u64,
+    /// Whole-run instructions (TB-granular, as the plugin's `insns`).
+    pub insns: u64,
+    /// By self cycles, largest first (ties by name).
+    pub functions: Vec<FunctionCost>,
+    /// Folded stacks (`outer;inner <self cycles>` per line), the input of flame graph tools.
+    pub folded: String,
+}
+
+/// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. The run
+/// must end (any exit code: a failing firmware can be profiled too, but a timeout is an error).
+pub fn profile(board: &Board, elf: &Path, timeout: Duration) -> Result<Profile, String> {
+    let so = plugin::locate()?.ok_or_else(|| format!("profiling needs the QEMU plugin; unset {}", plugin::ENV))?;
+    let image = ElfImage::read(elf).map_err(|e| e.to_string())?;
+    let markers = Markers::find(&image)?;
+    let dir = tempfile_dir()?;
+    let functions = function_ranges(&image);
+    let functions_file = dir.0.join("functions.txt");
+    let list: String = functions.iter().map(|(a, s, _)| format!("0x{a:x} {s}\n")).collect();
+    std::fs::write(&functions_file, list).map_err(|e| format!("cannot write {}: {e}", functions_file.display()))?;
+    let out = dir.0.join("results.txt");
+    let option = plugin::plugin_option_with(
+        &so,
+        &out,
+        markers.as_ref(),
+        Some(plugin::timing_core(board)),
+        Some(&functions_file),
+    );
+    let run = qemu::run_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?;
+    if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
+        return Err(line.to_string());
+    }
+    if !matches!(run.end, ProcessEnd::Exited(_)) {
+        return Err(format!("QEMU did not exit normally ({:?}); no profile", run.end));
+    }
+    let results = PluginResults::read(&out)?;
+    let names: Vec<&str> = functions.iter().map(|f| f.2.as_str()).collect();
+    from_results(board, &results, &names)
+}
+
+/// Builds the profile from a results file and the names of the functions file's lines.
+pub fn from_results(board: &Board, r: &PluginResults, names: &[&str]) -> Result<Profile, String> {
+    let model = r.model.clone().ok_or("the plugin ran without a cycle model")?;
+    let cycles = match &r.cycles {
+        Some(Ok(c)) => *c,
+        Some(Err(reason)) => return Err(format!("cycles unavailable: {reason}")),
+        None => return Err("the plugin reported no cycles".into()),
+    };
+    if r.stacks.is_empty() {
+        return Err("the plugin reported no stacks (was `functions=` passed?)".into());
+    }
+    let name = |f: &Option<u32>| -> String {
+        match f.and_then(|i| names.get(i as usize)) {
+            Some(n) => n.replace(';', ":"),
+            None => "[unknown]".into(),
+        }
+    };
+    let mut per: BTreeMap<String, FunctionCost> = BTreeMap::new();
+    let mut folded_lines: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &r.stacks {
+        let frames: Vec<String> = s.frames.iter().map(name).collect();
+        let Some(leaf) = frames.last() else { continue };
+        let entry = |per: &mut BTreeMap<String, FunctionCost>, n: &str| {
+            per.entry(n.to_string())
+                .or_insert_with(|| FunctionCost {
+                    name: n.to_string(),
+                    self_cycles: 0,
+                    self_insns: 0,
+                    inclusive_cycles: 0,
+                    inclusive_insns: 0,
+                })
+                .clone()
+        };
+        let _ = entry(&mut per, leaf);
+        let f = per.get_mut(leaf).expect("inserted");
+        f.self_cycles += s.cycles;
+        f.self_insns += s.insns;
+        let mut seen: Vec<&String> = Vec::new();
+        for fr in &frames {
+            if seen.contains(&fr) {
+                continue;
+            }
+            seen.push(fr);
+            let _ = entry(&mut per, fr);
+            let f = per.get_mut(fr.as_str()).expect("inserted");
+            f.inclusive_cycles += s.cycles;
+            f.inclusive_insns += s.insns;
+        }
+        if s.cycles > 0 {
+            *folded_lines.entry(frames.join(";")).or_default() += s.cycles;
+        }
+    }
+    let mut functions: Vec<FunctionCost> = per.into_values().collect();
+    functions.sort_by(|a, b| b.self_cycles.cmp(&a.self_cycles).then_with(|| a.name.cmp(&b.name)));
+    let mut folded = String::new();
+    for (stack, c) in &folded_lines {
+        let _ = writeln!(folded, "{stack} {c}");
+    }
+    Ok(Profile { board: board.name.into(), model, cycles, insns: r.insns, functions, folded })
+}
+
+impl Profile {
+    /// The flame graph of [`Profile::folded`] as an SVG document (widths: estimated cycles).
+    pub fn flame_graph_svg(&self, title: &str) -> Result<Vec<u8>, String> {
+        let mut options = inferno::flamegraph::Options::default();
+        options.title = title.to_string();
+        options.count_name = "est. cycles".to_string();
+        options.subtitle = Some(self.model.clone());
+        let mut svg = Vec::new();
+        inferno::flamegraph::from_lines(&mut options, self.folded.lines(), &mut svg).map_err(|e| e.to_string())?;
+        Ok(svg)
+    }
+
+    /// A table of the `top` functions by self cycles.
+    pub fn table(&self, top: usize) -> String {
+        let mut rows = vec![
+            ["function", "self cycles", "self %", "self insns", "incl. cycles", "incl. insns"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for f in self.functions.iter().take(top) {
+            rows.push(vec![
+                f.name.clone(),
+                f.self_cycles.to_string(),
+                format!("{:.2}", 100.0 * f.self_cycles as f64 / self.cycles.max(1) as f64),
+                f.self_insns.to_string(),
+                f.inclusive_cycles.to_string(),
+                f.inclusive_insns.to_string(),
+            ]);
+        }
+        format!(
+            "{}: {} est. cycles (model: {}), {} instructions\n{}",
+            self.board,
+            self.cycles,
+            self.model,
+            self.insns,
+            crate::report::render(&rows, 1)
+        )
+    }
+}
+
+/// Function symbols with a size, one per address (the first name of aliases), by address.
+fn function_ranges(image: &ElfImage) -> Vec<(u64, u64, String)> {
+    let mut v: Vec<(u64, u64, String)> = image
+        .symbols()
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Function && s.size > 0)
+        .map(|s| (s.address, s.size, s.demangled.clone()))
+        .collect();
+    v.sort();
+    v.dedup_by_key(|f| f.0);
+    v
+}
+
+struct TempDir(std::path::PathBuf);
+
+fn tempfile_dir() -> Result<TempDir, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "mcubench-profile-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(TempDir(dir))
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,247 @@
+//! Stack-analysis annotation files (YAML, next to the scenario: `kat.yaml` → `kat.stack.yaml`).
+//!
+//! ```yaml
+//! recursion:                       # most activations of a function on the stack at once
+//!   "__rustc::rust_begin_unwind": 2
+//! indirect:                        # extra targets of indirect call sites
+//!   - site: "dispatch@1"           # function@N (N-th indirect site, from 1), function+0xOFF,
+//!     targets: [op_add, op_mul]    #   or function (all its indirect sites)
+//! arrays:                          # function-pointer arrays: every entry is a target of `site`
+//!   - site: dispatch
+//!     symbol: ops
+//!     stride: 4                    # bytes between entries (default 4)
+//!     offset: 0                    # byte offset of the pointer in an entry (default 0)
+//!     count: 4                     # entries (default: symbol size / stride)
+//! infeasible:                      # call edges that cannot happen
+//!   - { from: "core::fmt::write", to: ["core::panicking::panic_fmt"] }
+//! frames:                          # frames of functions the analyzer cannot bound
+//!   vla_sum: 104
+//! ```
+//!
+//! Functions are named by symbol or by demangled name (Rust names without their hash, so
+//! keys survive rebuilds). Loading is strict: an unknown key is an error naming
+//! `file:line:col`; [`AnnotationFile::resolve`] fails on a function or symbol the ELF does not
+//! have, naming it and what to do.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mcubench_elf::ElfImage;
+use mcubench_elf::functions::FunctionMap;
+use mcubench_elf::stack::Annotations;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnnotationFile {
+    #[serde(default)]
+    pub recursion: BTreeMap<String, u32>,
+    #[serde(default)]
+    pub indirect: Vec<IndirectSite>,
+    #[serde(default)]
+    pub arrays: Vec<FnArray>,
+    #[serde(default)]
+    pub infeasible: Vec<Infeasible>,
+    #[serde(default)]
+    pub frames: BTreeMap<String, u32>,
+    /// Where it was read from (for messages).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndirectSite {
+    pub site: String,
+    pub targets: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FnArray {
+    pub site: String,
+    pub symbol: String,
+    #[serde(default = "four")]
+    pub stride: u32,
+    #[serde(default)]
+    pub offset: u32,
+    #[serde(default)]
+    pub count: Option<u32>,
+}
+
+fn four() -> u32 {
+    4
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Infeasible {
+    pub from: String,
+    pub to: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AnnotationError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax { path: String, line: usize, column: usize, message: String },
+    #[error("{path}: {message}")]
+    Unknown { path: String, message: String },
+}
+
+/// The annotation file that belongs to a scenario file: `dir/name.yaml` → `dir/name.stack.yaml`.
+pub fn path_for_scenario(scenario: &Path) -> PathBuf {
+    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    scenario.with_file_name(format!("{stem}.stack.yaml"))
+}
+
+impl AnnotationFile {
+    /// Read and parse `path` (strict: unknown keys are errors with line and column).
+    pub fn load(path: &Path) -> Result<AnnotationFile, AnnotationError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| AnnotationError::Io { path: path.display().to_string(), source })?;
+        Self::parse(path, &text)
+    }
+
+    /// [`AnnotationFile::load`] when the file exists, else an empty set.
+    pub fn load_optional(path: &Path) -> Result<AnnotationFile, AnnotationError> {
+        if path.exists() {
+            Self::load(path)
+        } else {
+            Ok(AnnotationFile { path: path.to_owned(), ..Default::default() })
+        }
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<AnnotationFile, AnnotationError> {
+        if text.trim().is_empty() {
+            return Ok(AnnotationFile { path: path.to_owned(), ..Default::default() });
+        }
+        let mut f: AnnotationFile = serde_yaml_ng::from_str(text).map_err(|e| {
+            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+            AnnotationError::Syntax { path: path.display().to_string(), line, column, message: e.to_string() }
+        })?;
+        f.path = path.to_owned();
+        Ok(f)
+    }
+
+    /// Check every name against `image` and turn the file into analyzer [`Annotations`]
+    /// (function-pointer arrays become indirect targets read from the ELF).
+    ///
+    /// One file serves every profile of a scenario, and each profile inlines differently: an
+    /// entry that names a function this ELF does not have is skipped and listed in the second
+    /// value (`mcubench stack` prints them), so a typo shows up as an entry ignored in every build.
+    /// Malformed entries (zero stride, an array that holds non-functions) are errors.
+    pub fn resolve(&self, image: &ElfImage) -> Result<(Annotations, Vec<String>), AnnotationError> {
+        let fmap = FunctionMap::new(image);
+        let path = self.path.display().to_string();
+        let mut ignored = Vec::new();
+        let mut present = |what: &str, name: &str| -> bool {
+            let found = fmap.by_name(name).is_some();
+            if !found {
+                ignored.push(format!(
+                    "{path}: {what} `{name}` is not a function of {}: entry ignored (inlined in this build, \
+                     or a typo: names are symbols or demangled names without hash, as `mcubench stack` prints)",
+                    image.path().display()
+                ));
+            }
+            found
+        };
+        let site_fn = |site: &str| -> String {
+            if let Some((f, _)) = site.rsplit_once('@') {
+                f.to_string()
+            } else if let Some((f, off)) = site.rsplit_once('+')
+                && off.starts_with("0x")
+            {
+                f.to_string()
+            } else {
+                site.to_string()
+            }
+        };
+        let mut out = Annotations::default();
+        for (name, &d) in &self.recursion {
+            if present("recursion function", name) {
+                out.recursion.insert(name.clone(), d);
+            }
+        }
+        for (name, &b) in &self.frames {
+            if present("frames function", name) {
+                out.frames.insert(name.clone(), b);
+            }
+        }
+        for s in &self.indirect {
+            if !present("indirect call site in function", &site_fn(&s.site)) {
+                continue;
+            }
+            let targets: Vec<String> = s.targets.iter().filter(|t| present("indirect target", t)).cloned().collect();
+            out.indirect.entry(s.site.clone()).or_default().extend(targets);
+        }
+        for a in &self.arrays {
+            if !present("arrays call site in function", &site_fn(&a.site)) {
+                continue;
+            }
+            let sym = image.symbol(&a.symbol).ok_or_else(|| AnnotationError::Unknown {
+                path: path.clone(),
+                message: format!("arrays symbol `{}` is not in {}", a.symbol, image.path().display()),
+            })?;
+            if a.stride == 0 {
+                return Err(AnnotationError::Unknown {
+                    path: path.clone(),
+                    message: "arrays stride must be > 0".into(),
+                });
+            }
+            let count = a.count.unwrap_or((sym.size / u64::from(a.stride)) as u32);
+            for k in 0..count {
+                let at = sym.address + u64::from(k * a.stride + a.offset);
+                let w = image.word_at(at).ok_or_else(|| AnnotationError::Unknown {
+                    path: path.clone(),
+                    message: format!("arrays entry {k} of `{}` at {at:#x} is not in a loaded section", a.symbol),
+                })?;
+                if w == 0 {
+                    continue;
+                }
+                let f = fmap.at(w).ok_or_else(|| AnnotationError::Unknown {
+                    path: path.clone(),
+                    message: format!(
+                        "arrays entry {k} of `{}` holds {w:#x}, not the address of a function (check stride/offset)",
+                        a.symbol
+                    ),
+                })?;
+                out.indirect.entry(a.site.clone()).or_default().push(f.name.clone());
+            }
+        }
+        for i in &self.infeasible {
+            if !present("infeasible caller", &i.from) {
+                continue;
+            }
+            let to: Vec<String> = i.to.iter().filter(|t| present("infeasible callee", t)).cloned().collect();
+            out.infeasible.entry(i.from.clone()).or_default().extend(to);
+        }
+        Ok((out, ignored))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_line_and_column() {
+        let e = AnnotationFile::parse(Path::new("x.stack.yaml"), "recursion: {a: 2}\nrecursoin: {}\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("x.stack.yaml:2:"), "{msg}");
+        assert!(msg.contains("recursoin"), "{msg}");
+    }
+
+    #[test]
+    fn parses_all_sections() {
+        let f = AnnotationFile::parse(
+            Path::new("a.yaml"),
+            "recursion: {ping: 11}\nindirect:\n  - site: dispatch@1\n    targets: [op_add]\narrays:\n  - { site: dispatch, symbol: ops }\ninfeasible:\n  - { from: a, to: [b] }\nframes: {vla_sum: 104}\n",
+        )
+        .expect("parses");
+        assert_eq!(f.recursion["ping"], 11);
+        assert_eq!(f.arrays[0].stride, 4);
+        assert_eq!(f.infeasible[0].to, vec!["b".to_string()]);
+    }
+}

@@ -1,0 +1,334 @@
+//! Untrusted firmware stays contained: the hostile corpus (`firmware/c/hostile`) under the
+//! contained runner ([`mcubench::contain`]), with real QEMU. Each attack is classified, leaves no
+//! file behind, and is decided within its timeout + 5 s. Host paths the attacks name are under
+//! a per-test temporary directory, patched into a copy of the ELF.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mcubench::Board;
+use mcubench::contain::{self, ContainedRun};
+use mcubench::protocol::Transcript;
+use mcubench::qemu::{self, OUTPUT_LIMIT, ProcessEnd};
+use mcubench::verdict::{Outcome, Verdict};
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+/// Must match `hostile_arg` in firmware/c/hostile/main.c.
+const PLACEHOLDER: &[u8] = b"@@MCUBENCH-HOSTILE-ARG@@";
+
+fn board() -> &'static Board {
+    Board::find("mps2-an386").unwrap()
+}
+
+/// A copy of `hostile-<name>.elf` in `dir`, with `arg` in place of the placeholder.
+fn hostile(name: &str, arg: Option<&str>, dir: &Path) -> PathBuf {
+    let src = common::c_firmware(&format!("hostile-{name}"));
+    let mut bytes = std::fs::read(&src).unwrap();
+    if let Some(arg) = arg {
+        assert!(arg.len() < 200 && !arg.contains('\0'), "argument too long for the placeholder: {arg}");
+        let at = bytes.windows(PLACEHOLDER.len()).position(|w| w == PLACEHOLDER).expect("placeholder in the ELF");
+        bytes[at..at + arg.len()].copy_from_slice(arg.as_bytes());
+        bytes[at + arg.len()..at + 256].fill(0);
+    }
+    let elf = dir.join(format!("hostile-{name}.elf"));
+    std::fs::write(&elf, bytes).unwrap();
+    elf
+}
+
+struct Outcome3 {
+    run: ContainedRun,
+    verdict: Verdict,
+    elapsed: Duration,
+}
+
+fn run(elf: &Path, timeout: Duration) -> Outcome3 {
+    let started = Instant::now();
+    let run = contain::run_contained(board(), elf, timeout).unwrap();
+    let elapsed = started.elapsed();
+    println!("{}: {elapsed:?}", elf.file_name().unwrap().display());
+    let transcript = Transcript::parse(&run.stdout);
+    let verdict = contain::judge(&run, transcript.as_ref(), timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
+    assert!(elapsed <= timeout + Duration::from_secs(5), "took {elapsed:?} (timeout {timeout:?}): {}", verdict.message);
+    assert!(run.peer_error.is_none(), "{:?}", run.peer_error);
+    Outcome3 { run, verdict, elapsed }
+}
+
+#[test]
+fn sys_system_is_refused_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("system-ran");
+    let command = format!("touch {}", marker.display());
+    let r = run(&hostile("system", Some(&command), dir.path()), TIMEOUT);
+    assert!(!marker.exists(), "SYS_SYSTEM ran a host command");
+    assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
+    let expected = format!("firmware attempted SYS_SYSTEM(`{command}`): refused (EACCES)");
+    assert!(r.verdict.message.contains(&expected), "{}", r.verdict.message);
+    assert_eq!(r.run.events.len(), 1, "{:?}", r.run.events);
+    // The firmware saw the call fail (-1) and went on to write its (unearned) end record.
+    assert!(r.run.stdout.contains("system r=4294967295"), "{}", r.run.stdout);
+    assert_eq!(r.run.end, ProcessEnd::Exited(0));
+    assert_eq!(r.run.reported_exit, Some(0));
+}
+
+#[test]
+fn a_host_file_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    let token = format!("secret-{}-{:?}", std::process::id(), Instant::now());
+    std::fs::write(&secret, &token).unwrap();
+    for path in [secret.clone(), PathBuf::from("/etc/hostname")] {
+        let r = run(&hostile("read", Some(path.to_str().unwrap()), dir.path()), TIMEOUT);
+        assert!(!r.run.stdout.contains(&token), "{}", r.run.stdout);
+        if let Ok(host) = std::fs::read_to_string("/etc/hostname")
+            && !host.trim().is_empty()
+        {
+            assert!(!r.run.stdout.contains("read: "), "{}", r.run.stdout);
+        }
+        assert!(r.run.stdout.contains("open r=4294967295"), "{}", r.run.stdout);
+        assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
+        let expected = format!("SYS_OPEN(`{}`, read): refused (EACCES)", path.display());
+        assert!(r.verdict.message.contains(&expected), "{}", r.verdict.message);
+    }
+}
+
+#[test]
+fn a_host_file_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("written");
+    let r = run(&hostile("write", Some(marker.to_str().unwrap()), dir.path()), TIMEOUT);
+    assert!(!marker.exists(), "SYS_OPEN for writing created a host file");
+    assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
+    let expected = format!("SYS_OPEN(`{}`, write+create+truncate): refused (EACCES)", marker.display());
+    assert!(r.verdict.message.contains(&expected), "{}", r.verdict.message);
+}
+
+#[test]
+fn a_host_file_is_neither_renamed_nor_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    let r = run(&hostile("remove", Some(victim.to_str().unwrap()), dir.path()), TIMEOUT);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert!(!dir.path().join("victim.moved").exists());
+    let calls: Vec<&str> = r.run.events.iter().map(|e| e.call.as_str()).collect();
+    assert_eq!(calls, ["SYS_RENAME", "SYS_REMOVE"]);
+    assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
+    assert!(r.verdict.message.contains(&format!("SYS_REMOVE(`{}`)", victim.display())), "{}", r.verdict.message);
+}
+
+#[test]
+fn a_silent_hang_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeout = Duration::from_secs(2);
+    let r = run(&hostile("silent-hang", None, dir.path()), timeout);
+    assert_eq!(r.verdict.outcome, Outcome::Timeout, "{}", r.verdict.message);
+    assert!(r.run.stdout.is_empty());
+    assert!(r.elapsed < timeout + Duration::from_secs(1), "{:?}", r.elapsed);
+}
+
+#[test]
+fn a_hardfault_lockup_and_stack_overflow_are_faults() {
+    let dir = tempfile::tempdir().unwrap();
+    // The recursion runs its stack through .bss, .data and then the whole address space below
+    // RAM (unmapped: slow, ~3.5 s of QEMU natively too) before the core locks up.
+    for (name, says, timeout) in [
+        ("hardfault", "HardFault at pc=0x", TIMEOUT),
+        ("lockup", "locked up at pc=0x", TIMEOUT),
+        ("recursion", "locked up at pc=0x", Duration::from_secs(30)),
+    ] {
+        let r = run(&hostile(name, None, dir.path()), timeout);
+        assert_eq!(r.verdict.outcome, Outcome::Fault, "{name}: {}", r.verdict.message);
+        assert!(r.verdict.message.contains(says), "{name}: {}", r.verdict.message);
+        assert!(r.run.events.is_empty(), "{name}: {:?}", r.run.events);
+    }
+}
+
+#[test]
+fn a_reset_and_an_exit_without_end_record_are_no_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["reset", "exit0"] {
+        let r = run(&hostile(name, None, dir.path()), TIMEOUT);
+        // QEMU exits 0 in both cases (-no-reboot turns the reset into an exit).
+        assert_eq!(r.run.end, ProcessEnd::Exited(0), "{name}");
+        assert_eq!(r.verdict.outcome, Outcome::NoVerdict, "{name}: {}", r.verdict.message);
+    }
+}
+
+#[test]
+fn a_forged_end_record_does_not_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&hostile("forged-end", None, dir.path()), TIMEOUT);
+    assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
+    assert!(r.verdict.message.contains("1 KAT(s) failed"), "{}", r.verdict.message);
+}
+
+/// A KAT record that claims `result=pass` with a wrong `out` can only be caught by the host
+/// checking `out` against its own copy of the vectors, which mcubench does not do yet.
+#[test]
+#[ignore = "needs host-side KAT value checking (not implemented yet)"]
+fn a_forged_kat_value_does_not_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&hostile("forged-kat", None, dir.path()), TIMEOUT);
+    assert_ne!(r.verdict.outcome, Outcome::Pass, "{}", r.verdict.message);
+}
+
+#[test]
+fn a_flood_of_output_is_cut_and_stopped_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 GiB in 4 KiB writes, and one 2 GiB write from address 0.
+    for name in ["flood", "big-write"] {
+        let r = run(&hostile(name, None, dir.path()), Duration::from_secs(20));
+        assert_eq!(r.run.end, ProcessEnd::OutputLimit, "{name}");
+        // Kept bytes are OUTPUT_LIMIT; the big write's flash contents grow as lossy UTF-8.
+        assert!(r.run.stdout.len() >= OUTPUT_LIMIT && r.run.stdout.len() < 2 * OUTPUT_LIMIT, "{name}");
+        assert_eq!(r.verdict.outcome, Outcome::Fail, "{name}: {}", r.verdict.message);
+        assert!(r.verdict.message.contains("wrote more than 4 MiB"), "{name}: {}", r.verdict.message);
+        assert!(r.elapsed < Duration::from_secs(5), "{name}: stopped after {:?}", r.elapsed);
+    }
+}
+
+#[test]
+fn console_calls_are_served_without_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&hostile("probe", None, dir.path()), TIMEOUT);
+    assert!(r.run.events.is_empty(), "{:?}", r.run.events);
+    assert_eq!(r.verdict.outcome, Outcome::Pass, "{}", r.verdict.message);
+    // As natively with stdout a pipe and stdin /dev/null: not a tty, length 0, no seek; SYS_READC
+    // gets end of file (QEMU returns 0).
+    // (Natively SYS_READC waits on the console forever; SYS_TIME is host time either way: QEMU
+    // 7.2 answers it itself.)
+    for line in ["istty r=0\n", "flen r=0\n", "seek r=4294967295\n", "readc r=0\n"] {
+        assert!(r.run.stdout.contains(line), "{line:?} in {}", r.run.stdout);
+    }
+    // SYS_WRITEC and SYS_WRITE0 go to stderr, as natively.
+    assert!(r.run.stderr.starts_with("Cwrite0\n"), "{}", r.run.stderr);
+}
+
+/// The contained runner counts what the native one does: the plugin's exact region counts and
+/// cycle estimates are identical for C and Rust KAT firmware. SysTick ticks may differ by one
+/// (semihosting stops let QEMU move its icount clock; see `contain`'s module docs).
+#[test]
+fn kat_counts_are_the_same_as_with_the_native_runner() {
+    let board = board();
+    let scenario = common::scenario(&format!(
+        "name: kat\nfirmware: {{ cargo: {} }}\nboards: [mps2-an386]\nprofiles: {{ speed: {{ opt-level: 3 }} }}\n",
+        common::repo().join("firmware/kat").display()
+    ));
+    let package_dir = common::repo().join("firmware/kat");
+    let root = mcubench::build::target_directory(&package_dir).unwrap();
+    let firmware = mcubench::build::CargoFirmware { package_dir: &package_dir, bin: "kat", features: &[] };
+    let rust_kat = mcubench::build::build(&firmware, &root, board, &scenario.profiles[0]).unwrap();
+    let so = mcubench::plugin::locate().unwrap().expect("this test needs the plugin");
+    let dir = tempfile::tempdir().unwrap();
+    let timeout = Duration::from_secs(30);
+    for (i, elf) in [common::c_firmware("kat-crc32"), rust_kat].into_iter().enumerate() {
+        let image = mcubench_elf::ElfImage::read(&elf).unwrap();
+        let markers = mcubench::plugin::Markers::find(&image).unwrap();
+        let out = |name: &str| dir.path().join(format!("{i}-{name}"));
+        let option = |name: &str| {
+            let core = Some(mcubench_timing::Core::CortexM4);
+            mcubench::plugin::plugin_option_with(&so, &out(name), markers.as_ref(), core, None)
+        };
+        let native = qemu::run_plugin(board, &elf, timeout, Some(&option("native"))).unwrap();
+        let contained = contain::run_contained_plugin(board, &elf, timeout, Some(&option("contained"))).unwrap();
+        let (n, c) = (Transcript::parse(&native.stdout).unwrap(), Transcript::parse(&contained.stdout).unwrap());
+        let kats = |t: &Transcript| t.kats().map(|k| (k.id.clone(), k.out.clone(), k.region)).collect::<Vec<_>>();
+        assert!(!kats(&n).is_empty(), "{}", native.stdout);
+        assert_eq!(kats(&n), kats(&c), "{}", elf.display());
+        for (a, b) in n.kats().zip(c.kats()) {
+            assert!(a.ticks.abs_diff(b.ticks) <= 1, "{}: {} vs {} ticks", a.id, a.ticks, b.ticks);
+        }
+        let regions = |name: &str| {
+            let text = std::fs::read_to_string(out(name)).unwrap();
+            text.lines().filter(|l| l.starts_with("region ")).map(String::from).collect::<Vec<_>>()
+        };
+        assert_eq!(regions("native"), regions("contained"), "{}", elf.display());
+        let v = contain::judge(&contained, Ok(&c), 30.0, &|pc| format!("{pc:x}"));
+        assert_eq!(v.outcome, Outcome::Pass, "{}", v.message);
+        assert_eq!(contained.end, native.end);
+        assert!(contained.events.is_empty());
+    }
+}
+
+/// The seccomp sandbox and the rlimits leave the TCG plugin working: it loads and writes its
+/// results file.
+#[test]
+fn the_plugin_runs_inside_the_sandbox() {
+    let Some(so) = mcubench::plugin::locate().unwrap() else {
+        panic!("this test needs the plugin; unset {}", mcubench::plugin::ENV)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results.txt");
+    let elf = common::c_firmware("kat-crc32");
+    let option = mcubench::plugin::plugin_option(&so, &out, None);
+    let run = contain::run_contained_plugin(board(), &elf, TIMEOUT, Some(&option)).unwrap();
+    assert_eq!(run.end, ProcessEnd::Exited(0), "{}", run.stderr);
+    let results = mcubench::plugin::PluginResults::read(&out).unwrap();
+    assert!(results.errors.is_empty(), "{:?}", results.errors);
+}
+
+/// Measurement, not a check: `cargo test -p mcubench --test contain --release -- --ignored
+/// --nocapture measure` prints wall time per run and tick agreement for MCUBENCH_MEASURE_ELF.
+#[test]
+#[ignore = "measurement"]
+fn measure() {
+    let elf = PathBuf::from(std::env::var("MCUBENCH_MEASURE_ELF").unwrap());
+    let runs: usize = std::env::var("MCUBENCH_MEASURE_RUNS").map_or(10, |v| v.parse().unwrap());
+    let timeout = Duration::from_secs(60);
+    let ticks = |stdout: &str| Transcript::parse(stdout).unwrap().kats().map(|k| k.ticks).collect::<Vec<_>>();
+    let started = Instant::now();
+    let native = qemu::run(board(), &elf, timeout).unwrap();
+    let reference = ticks(&native.stdout);
+    let mut native_time = started.elapsed();
+    let (mut contained_time, mut differing) = (Duration::ZERO, 0);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let run = contain::run_contained(board(), &elf, timeout).unwrap();
+        contained_time += t.elapsed();
+        let got = ticks(&run.stdout);
+        if got != reference {
+            differing += 1;
+            let diff: Vec<_> = reference.iter().zip(&got).enumerate().filter(|(_, (a, b))| a != b).collect();
+            println!("differs: {diff:?}");
+        }
+        let t = Instant::now();
+        let again = qemu::run(board(), &elf, timeout).unwrap();
+        native_time += t.elapsed();
+        assert_eq!(ticks(&again.stdout), reference, "native runs differ");
+    }
+    // The plugin's exact counts (and cycle estimates) through both runners.
+    let so = mcubench::plugin::locate().unwrap().expect("plugin");
+    let image = mcubench_elf::ElfImage::read(&elf).unwrap();
+    let markers = mcubench::plugin::Markers::find(&image).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let results = |name: &str, contained: bool| {
+        let out = dir.path().join(name);
+        let core = Some(mcubench_timing::Core::CortexM4);
+        let option = mcubench::plugin::plugin_option_with(&so, &out, markers.as_ref(), core, None);
+        if contained {
+            contain::run_contained_plugin(board(), &elf, timeout, Some(&option)).unwrap();
+        } else {
+            qemu::run_plugin(board(), &elf, timeout, Some(&option)).unwrap();
+        }
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let native_results = results("native", false);
+    for i in 0..3 {
+        let got = results(&format!("contained-{i}"), true);
+        let differing: Vec<_> = native_results.lines().zip(got.lines()).filter(|(a, b)| a != b).collect();
+        println!(
+            "plugin results: {} of {} lines differ: {differing:?}",
+            differing.len(),
+            native_results.lines().count()
+        );
+    }
+    println!("plugin results identical ({} bytes, markers: {})", native_results.len(), markers.is_some());
+    println!(
+        "{} KATs; native {:?}/run, contained {:?}/run; {differing} of {runs} contained runs differ from native",
+        reference.len(),
+        native_time / (runs as u32 + 1),
+        contained_time / runs as u32
+    );
+}

@@ -1,0 +1,41 @@
+//! `mcubench::profile` on the Rust KAT firmware: the flame graph shows the Keccak and AES code,
+//! and self cycles of all functions sum to the whole run's cycles.
+
+mod common;
+
+use std::time::Duration;
+
+use mcubench::Scenario;
+
+fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench::Board) {
+    let mut s = Scenario::load(&common::repo().join("scenarios/kat.yaml")).unwrap();
+    s.boards.retain(|b| b.name == board);
+    s.profiles.retain(|p| p.name == profile);
+    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &s.firmware else { unreachable!() };
+    let root = mcubench::build::target_directory(package_dir).unwrap();
+    let firmware = mcubench::build::CargoFirmware { package_dir, bin, features };
+    (mcubench::build::build(&firmware, &root, s.boards[0], &s.profiles[0]).unwrap(), s.boards[0])
+}
+
+#[test]
+fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
+    let (elf, board) = kat_elf("mps2-an386", "speed");
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30)).unwrap();
+    eprintln!("{}", p.table(15));
+    let self_sum: u64 = p.functions.iter().map(|f| f.self_cycles).sum();
+    assert_eq!(self_sum, p.cycles, "self cycles sum to the whole run");
+    let insns_sum: u64 = p.functions.iter().map(|f| f.self_insns).sum();
+    assert_eq!(insns_sum, p.insns, "self instructions sum to the whole run");
+    let folded_sum: u64 = p.folded.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
+    assert_eq!(folded_sum, p.cycles);
+    // Inclusive ≥ self, and the outermost frame (reset handler/main) holds nearly everything.
+    assert!(p.functions.iter().all(|f| f.inclusive_cycles >= f.self_cycles));
+    let top = p.functions.iter().map(|f| f.inclusive_cycles).max().unwrap();
+    assert!(top * 10 >= p.cycles * 9, "an outer frame holds ≥ 90 % ({top} of {})", p.cycles);
+    let svg = String::from_utf8(p.flame_graph_svg("kat mps2-an386 speed").unwrap()).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("<svg"));
+    let has = |needle: &str| p.functions.iter().any(|f| f.name.to_lowercase().contains(needle) && f.self_cycles > 0);
+    assert!(has("keccak"), "a Keccak function has cycles: {}", p.table(30));
+    assert!(has("aes"), "an AES function has cycles: {}", p.table(30));
+    assert!(svg.to_lowercase().contains("keccak") && svg.to_lowercase().contains("aes"));
+}

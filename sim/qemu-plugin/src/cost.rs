@@ -1,0 +1,143 @@
+//! Translation-time pricing of one translation block (TB): decode with `mcubench-thumb`, price
+//! with `mcubench-timing`. Pure code, tested on the host without QEMU.
+
+use mcubench_thumb::{Arch, Decoder, Flow, Insn, PC};
+use mcubench_timing::{Core, Model};
+
+/// Parses a `core=` plugin argument.
+pub fn parse_core(name: &str) -> Option<Core> {
+    Some(match name {
+        "cortex-m0" => Core::CortexM0,
+        "cortex-m0+" | "cortex-m0plus" => Core::CortexM0Plus,
+        "cortex-m3" => Core::CortexM3,
+        "cortex-m4" => Core::CortexM4,
+        "cortex-m33" => Core::CortexM33,
+        "cortex-m7" => Core::CortexM7,
+        _ => return None,
+    })
+}
+
+/// The decoder for `core`'s code: ARMv6-M for M0/M0+, ARMv7-M for M3, ARMv7E-M with FPU for M4
+/// and M7, ARMv8-M Mainline with FPU for M33.
+pub fn decoder_for(core: Core) -> Decoder {
+    let (arch, fpu) = match core {
+        Core::CortexM0 | Core::CortexM0Plus => (Arch::V6M, false),
+        Core::CortexM3 => (Arch::V7M, false),
+        Core::CortexM4 | Core::CortexM7 => (Arch::V7EM, true),
+        Core::CortexM33 => (Arch::V8MMain, true),
+    };
+    Decoder::new(arch, fpu).expect("capstone supports Thumb")
+}
+
+/// How a TB hands control to the next one (for the profiler's shadow stack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Falls through (the TB was cut by a size limit, a page or an I/O access).
+    Next,
+    /// Direct branch (conditional or not) to `target`.
+    Branch { target: u32 },
+    /// BL/BLX: the callee returns to `ret`.
+    Call { ret: u32 },
+    /// BX LR, POP {pc}, ... (also exception returns).
+    Return,
+    /// Indirect jump or table branch: the successor is not known statically.
+    Jump,
+}
+
+/// The price of one TB.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TbCost {
+    /// Cycles when the TB runs to its end and a final conditional branch is not taken.
+    pub fall_through: u64,
+    /// Extra cycles when the final conditional branch is taken; 0 when there is none.
+    pub taken_extra: u64,
+    /// Address after the last instruction: the successor when a conditional branch is not taken.
+    pub fall: u32,
+    /// `prefix[i]`: cycles of instructions `0..=i` (for the partial-TB correction at markers).
+    pub prefix: Vec<u64>,
+    pub end: End,
+}
+
+/// Prices the TB at `start` whose instruction bytes are `bytes` (contiguous, each instruction's
+/// own 2 or 4 bytes). `prefix` is only filled when `want_prefix` (it costs O(n²) pricing).
+/// An error says why the TB has no price; it is reported, never replaced by a made-up cost.
+pub fn price(decoder: &Decoder, model: &Model, start: u32, bytes: &[u8], want_prefix: bool) -> Result<TbCost, String> {
+    let (insns, err) = decoder.decode_block(start, bytes);
+    if let Some(e) = err {
+        return Err(format!("undecodable instruction in the block at 0x{start:08x}: {e}"));
+    }
+    let Some(last) = insns.last() else { return Err(format!("empty block at 0x{start:08x}")) };
+    let cost = model.block(&insns);
+    let prefix = if want_prefix {
+        (0..insns.len()).map(|i| model.block(&insns[..=i]).fall_through).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(TbCost {
+        fall_through: cost.fall_through,
+        taken_extra: cost.taken_extra,
+        fall: last.addr.wrapping_add(u32::from(last.len)),
+        prefix,
+        end: end_of(last),
+    })
+}
+
+fn end_of(last: &Insn) -> End {
+    match last.flow {
+        Flow::Next if !last.writes.contains(PC) => End::Next,
+        Flow::Branch { target } => End::Branch { target },
+        Flow::Call { .. } | Flow::CallIndirect { .. } => End::Call { ret: last.addr.wrapping_add(u32::from(last.len)) },
+        Flow::Return => End::Return,
+        _ => End::Jump,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn halfwords(hw: &[u16]) -> Vec<u8> {
+        hw.iter().flat_map(|h| h.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_delay_loop_block_on_the_m4() {
+        // subs r0, #1; bne .-2  → 1 + 1 not taken, +1 (P) taken.
+        let d = decoder_for(Core::CortexM4);
+        let m = Model::new(Core::CortexM4);
+        let c = price(&d, &m, 0x100, &halfwords(&[0x3801, 0xd1fd]), true).unwrap();
+        assert_eq!((c.fall_through, c.taken_extra, c.fall), (2, 1, 0x104));
+        assert_eq!(c.prefix, vec![1, 2]);
+        assert_eq!(c.end, End::Branch { target: 0x100 });
+    }
+
+    #[test]
+    fn calls_returns_and_undecodable_blocks() {
+        let d = decoder_for(Core::CortexM4);
+        let m = Model::new(Core::CortexM4);
+        // bl (f000 f800) returns to the next instruction.
+        let c = price(&d, &m, 0x200, &halfwords(&[0xf000, 0xf800]), false).unwrap();
+        assert_eq!(c.end, End::Call { ret: 0x204 });
+        assert_eq!(price(&d, &m, 0x300, &halfwords(&[0x4770]), false).unwrap().end, End::Return);
+        // A Thumb-2 multiply is not ARMv6-M: an error, not a cost.
+        let e = price(
+            &decoder_for(Core::CortexM0),
+            &Model::new(Core::CortexM0),
+            0x400,
+            &halfwords(&[0xfb00, 0x1203]),
+            false,
+        )
+        .unwrap_err();
+        assert!(e.contains("0x00000400"), "{e}");
+    }
+
+    #[test]
+    fn every_core_name_parses() {
+        for core in
+            [Core::CortexM0, Core::CortexM0Plus, Core::CortexM3, Core::CortexM4, Core::CortexM33, Core::CortexM7]
+        {
+            assert_eq!(parse_core(core.label()), Some(core));
+        }
+        assert_eq!(parse_core("cortex-a9"), None);
+    }
+}

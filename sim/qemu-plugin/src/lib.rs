@@ -1,0 +1,256 @@
+//! mcubench's QEMU TCG plugin (QEMU plugin API v1, as in Debian 12's QEMU 7.2).
+//!
+//! It counts executed guest instructions exactly and measures **regions** that firmware marks
+//! with two functions the host resolves from the ELF (see [`regions`] for the semantics and the
+//! results file). Load it with
+//!
+//! ```text
+//! qemu-system-arm ... -plugin libmcubench_qemu_plugin.so,out=<file>[,enter=0x..,enter_size=N,
+//!     exit=0x..,exit_size=N,regions=0x..,regions_count=N][,core=cortex-m4][,functions=<file>]
+//! ```
+//!
+//! Arguments (all `key=value`, unknown keys are refused):
+//! * `out`: the results file, written at QEMU exit (required).
+//! * `enter`, `enter_size`, `exit`, `exit_size`: address (Thumb bit ignored) and size in bytes of
+//!   `mcubench_region_enter` / `mcubench_region_exit`.
+//! * `regions`, `regions_count`: address of the `MCUBENCH_REGIONS` `u32` array and its length.
+//!
+//! * `core`: `cortex-m0`, `cortex-m0+`, `cortex-m3`, `cortex-m4`, `cortex-m33` or `cortex-m7`:
+//!   estimate cycles with that core's `mcubench-timing` model.
+//! * `functions`: a file of `0x<start> <size>` lines (one per function, from the ELF symbol
+//!   table): profile per function (see [`profile`]); needs `core`.
+//!
+//! The six marker arguments come all together or not at all; without them only `insns` is
+//! reported.
+//!
+//! # How counting works, and why it is exact
+//!
+//! Every translation block (TB) gets one inline `ADD_U64` of its instruction count to a counter
+//! (generated code, no call: nearly free). QEMU emits it after the `-icount` budget check, so a
+//! TB that is cut short by the budget adds nothing and its re-translated remainder adds what it
+//! runs. Memory callbacks are registered only on instructions inside the two marker functions;
+//! the store address gives the region id. When such a store runs, the counter already includes
+//! its whole TB, so the snapshot is `counter - (instructions after the store in that TB)`: the
+//! exact count up to and including the store.
+//!
+//! One known inexactness affects only the whole-run `insns` total, not regions: under `-icount`,
+//! a device-register access in the middle of a TB makes QEMU abandon the TB and re-run its head
+//! as a new block (`cpu_io_recompile`); the abandoned TB's inline add has already happened. So
+//! firmware that reads SysTick adds a few instructions to `insns` per read outside regions.
+//! Marker functions and measured operations touch no device registers.
+//!
+//! # Cycle estimates
+//!
+//! With `core=`, each TB is decoded at translation ([`cost`]: `mcubench-thumb`'s
+//! `decode_block`, which tracks IT blocks) and priced with the core's `mcubench-timing` model
+//! (`Model::block`): its `fall_through` cost is a second inline `ADD_U64`, to a cycle counter,
+//! next to the instruction count. A TB that ends in a conditional branch also gets an exec
+//! callback that leaves a *pending* refill (`taken_extra`) with the TB's fall-through address;
+//! the next TB's callback adds it when that TB does not start at the fall-through (the branch was
+//! taken). So every TB gets an exec callback when cycles are on (the check needs the successor's
+//! start address); it is a few loads and stores.
+//!
+//! Marker snapshots subtract the costs of the TB's instructions after the store, from a
+//! per-instruction prefix sum kept for TBs that contain marker stores.
+//!
+//! A TB that cannot be decoded (an instruction the core does not have) adds no cycles: its exec
+//! callback records the error, and the results file then says `cycles-unavailable <reason>`
+//! instead of a number: never a made-up cost.
+//!
+//! Inexactness (documented in `mcubench-timing` too): blocks are priced independently, so pairing
+//! rules do not cross TB boundaries; an interrupt taken right after a not-taken conditional
+//! branch is read as "taken" (+P); a TB cut short by an exception or an I/O access is priced
+//! whole, like the instruction count.
+
+pub mod cost;
+pub mod profile;
+pub mod regions;
+
+/// The plugin API version this plugin is built for (the `plugin-api-v1` feature).
+pub const BUILT_FOR_API: i64 = qemu_plugin::sys::QEMU_PLUGIN_VERSION as i64;
+
+/// Parsed plugin arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub out: String,
+    pub markers: Option<Markers>,
+    pub core: Option<mcubench_timing::Core>,
+    /// Path of the functions file (profiling).
+    pub functions: Option<String>,
+}
+
+/// Where the marker functions and the region array are in guest memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Markers {
+    pub enter: (u64, u64),
+    pub exit: (u64, u64),
+    pub regions: u64,
+    pub regions_count: u64,
+}
+
+impl Markers {
+    /// Which marker function (if any) holds the instruction at `vaddr`.
+    pub fn function_at(&self, vaddr: u64) -> Option<Marker> {
+        let inside = |(start, size): (u64, u64)| vaddr >= start && vaddr < start + size;
+        if inside(self.enter) {
+            Some(Marker::Enter)
+        } else if inside(self.exit) {
+            Some(Marker::Exit)
+        } else {
+            None
+        }
+    }
+
+    /// The region id a store to `vaddr` addresses, if it is an element of the array.
+    pub fn region_id(&self, vaddr: u64) -> Option<u32> {
+        let offset = vaddr.checked_sub(self.regions)?;
+        (offset % 4 == 0 && offset / 4 < self.regions_count).then_some((offset / 4) as u32)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Enter,
+    Exit,
+}
+
+impl Config {
+    /// Parses `key=value` arguments strictly.
+    pub fn parse(raw: &[String]) -> Result<Config, String> {
+        let mut out = None;
+        let mut core = None;
+        let mut functions = None;
+        let mut nums = std::collections::BTreeMap::new();
+        for arg in raw {
+            let (key, value) = arg.split_once('=').ok_or_else(|| format!("argument `{arg}` is not key=value"))?;
+            match key {
+                "out" => out = Some(value.to_string()),
+                "core" => core = Some(cost::parse_core(value).ok_or_else(|| {
+                    format!(
+                        "unknown core `{value}` (cortex-m0, cortex-m0+, cortex-m3, cortex-m4, cortex-m33, cortex-m7)"
+                    )
+                })?),
+                "functions" => functions = Some(value.to_string()),
+                "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
+                    let n = match value.strip_prefix("0x") {
+                        Some(hex) => u64::from_str_radix(hex, 16),
+                        None => value.parse(),
+                    }
+                    .map_err(|_| format!("argument `{key}` is not a number: `{value}`"))?;
+                    nums.insert(key, n);
+                }
+                _ => return Err(format!("unknown argument `{key}`")),
+            }
+        }
+        let out = out.ok_or("argument `out=<file>` is required")?;
+        let markers = match nums.len() {
+            0 => None,
+            6 => {
+                let m = Markers {
+                    enter: (nums["enter"] & !1, nums["enter_size"]),
+                    exit: (nums["exit"] & !1, nums["exit_size"]),
+                    regions: nums["regions"],
+                    regions_count: nums["regions_count"],
+                };
+                if m.enter.1 == 0 || m.exit.1 == 0 || m.regions_count == 0 {
+                    return Err("marker functions and the region array must have a non-zero size".into());
+                }
+                if m.enter.0 < m.exit.0 + m.exit.1 && m.exit.0 < m.enter.0 + m.enter.1 {
+                    return Err("`enter` and `exit` overlap (were the marker functions merged?)".into());
+                }
+                Some(m)
+            }
+            _ => return Err("enter, enter_size, exit, exit_size, regions, regions_count come all together".into()),
+        };
+        if functions.is_some() && core.is_none() {
+            return Err("`functions=` (profiling) needs `core=`".into());
+        }
+        Ok(Config { out, markers, core, functions })
+    }
+}
+
+/// Length of a Thumb instruction from its first halfword (QEMU 7.2's instruction-bytes call can
+/// return more bytes than the instruction has).
+pub fn thumb_len(first_halfword: u16) -> usize {
+    match first_halfword >> 11 {
+        0b11101..=0b11111 => 4,
+        _ => 2,
+    }
+}
+
+// The QEMU glue references symbols that only QEMU provides, so host unit tests leave it out.
+#[cfg(not(test))]
+mod glue;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_marker_arguments_and_clears_the_thumb_bit() {
+        let c = Config::parse(&args(&[
+            "out=/tmp/x",
+            "enter=0x101",
+            "enter_size=8",
+            "exit=0x109",
+            "exit_size=8",
+            "regions=0x20000000",
+            "regions_count=256",
+        ]))
+        .unwrap();
+        let m = c.markers.unwrap();
+        assert_eq!(m.enter, (0x100, 8));
+        assert_eq!(m.function_at(0x106), Some(Marker::Enter));
+        assert_eq!(m.function_at(0x108), Some(Marker::Exit));
+        assert_eq!(m.function_at(0x110), None);
+        assert_eq!(m.region_id(0x2000_0008), Some(2));
+        assert_eq!(m.region_id(0x2000_0009), None);
+        assert_eq!(m.region_id(0x2000_0400), None);
+        assert_eq!(Config::parse(&args(&["out=f"])).unwrap().markers, None);
+        let c = Config::parse(&args(&["out=f", "core=cortex-m0+", "functions=/tmp/f"])).unwrap();
+        assert_eq!(c.core, Some(mcubench_timing::Core::CortexM0Plus));
+        assert_eq!(c.functions.as_deref(), Some("/tmp/f"));
+    }
+
+    #[test]
+    fn refuses_bad_arguments() {
+        for (list, expected) in [
+            (&["enter=1"][..], "come all together"),
+            (&["out=f", "bogus=1"][..], "unknown argument"),
+            (&["enter=0x100"][..], "come all together"),
+            (&[][..], "out=<file>"),
+            (&["out=f", "enter=zz"][..], "not a number"),
+            (&["out=f", "core=cortex-a9"][..], "unknown core"),
+            (&["out=f", "functions=x"][..], "needs `core=`"),
+        ] {
+            let mut l = args(list);
+            if !list.iter().any(|a| a.starts_with("out=")) && expected != "out=<file>" {
+                l.push("out=f".into());
+            }
+            let e = Config::parse(&l).unwrap_err();
+            assert!(e.contains(expected), "{list:?}: {e}");
+        }
+        let merged = args(&[
+            "out=f",
+            "enter=0x100",
+            "enter_size=8",
+            "exit=0x100",
+            "exit_size=8",
+            "regions=0x0",
+            "regions_count=1",
+        ]);
+        assert!(Config::parse(&merged).unwrap_err().contains("overlap"));
+    }
+
+    #[test]
+    fn thumb_instruction_length_from_the_first_halfword() {
+        assert_eq!(thumb_len(0x4770), 2); // bx lr
+        assert_eq!(thumb_len(0xf000), 4); // bl prefix
+        assert_eq!(thumb_len(0xe92d), 4); // push.w
+        assert_eq!(thumb_len(0xe7fe), 2); // b .
+    }
+}
