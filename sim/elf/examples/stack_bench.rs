@@ -150,11 +150,12 @@ const FUNCTIONS: usize = 6000;
 const FILES: usize = 12;
 const TABLE: usize = 64;
 /// Bump when the generator changes (names the cache directory).
-const GENERATOR_VERSION: u32 = 1;
+const GENERATOR_VERSION: u32 = 3;
 
 /// C source of function `i`: a local array, a loop, a switch with calls to lower-numbered
-/// functions (the call graph is a DAG) and a call through the function-pointer table.
-fn function_source(i: usize, rng: &mut Rng) -> String {
+/// functions and (when `indirect`) a call through the function-pointer table, whose entries
+/// make no table calls: the call graph is a DAG and every root has a bound.
+fn function_source(i: usize, indirect: bool, rng: &mut Rng) -> String {
     let mut s = String::new();
     let words = [0, 2, 4, 8, 16, 24, 40, 64][rng.below(8)];
     let _ = writeln!(s, "__attribute__((noinline)) int f{i}(int a, int b) {{");
@@ -162,9 +163,18 @@ fn function_source(i: usize, rng: &mut Rng) -> String {
     if words > 0 {
         let _ = writeln!(s, "  volatile int buf[{words}];");
         let _ = writeln!(s, "  for (int j = 0; j < {words}; j++) buf[j] = acc + j * b;");
-        let _ = writeln!(s, "  for (int j = 0; j < (b & 7) + 3; j++) acc = acc * {} + buf[(j * 5 + a) & {}];", rng.below(97) | 1, words - 1);
+        let _ = writeln!(
+            s,
+            "  for (int j = 0; j < (b & 7) + 3; j++) acc = acc * {} + buf[(j * 5 + a) & {}];",
+            rng.below(97) | 1,
+            words - 1
+        );
     } else {
-        let _ = writeln!(s, "  for (int j = 0; j < (b & 7) + 3; j++) acc = (acc << 3) ^ (acc >> {}) ^ j;", 1 + rng.below(20));
+        let _ = writeln!(
+            s,
+            "  for (int j = 0; j < (b & 7) + 3; j++) acc = (acc << 3) ^ (acc >> {}) ^ j;",
+            1 + rng.below(20)
+        );
     }
     if rng.below(6) == 0 {
         let _ = writeln!(s, "  float x = (float)acc * {}.5f;", rng.below(100));
@@ -175,10 +185,11 @@ fn function_source(i: usize, rng: &mut Rng) -> String {
     let _ = writeln!(s, "  switch ((unsigned)(a + b) % {}u) {{", cases + 1);
     for c in 0..cases {
         let body = match rng.below(5) {
-            _ if i == 0 => format!("acc += {};", rng.below(1000)),
+            // Table entries are leaves (no calls at all): the table cannot close a cycle.
+            _ if i == 0 || !indirect => format!("acc += {};", rng.below(1000)),
             0 | 1 => format!("acc += f{}(acc, b + {c});", rng.below(i)),
             2 => format!("acc ^= f{}(b, acc) * {};", rng.below(i), 1 + rng.below(9)),
-            3 => format!("acc += table[(unsigned)(acc >> 3) % {TABLE}u](acc, {c});"),
+            3 if indirect => format!("acc += table[(unsigned)(acc >> 3) % {TABLE}u](acc, {c});"),
             _ => format!("acc = (acc * {}) ^ (b >> {});", rng.below(1000) | 1, rng.below(31)),
         };
         let _ = writeln!(s, "  case {c}: {body} break;");
@@ -192,8 +203,17 @@ fn function_source(i: usize, rng: &mut Rng) -> String {
     s
 }
 
+/// Function in slot `k` of the function-pointer table: spread over the whole range.
+fn table_entry(k: usize) -> usize {
+    k * (FUNCTIONS / TABLE) + 7
+}
+
+fn is_table_entry(i: usize) -> bool {
+    i >= 7 && (i - 7).is_multiple_of(FUNCTIONS / TABLE) && (i - 7) / (FUNCTIONS / TABLE) < TABLE
+}
+
 const LINKER_SCRIPT: &str = "\
-MEMORY { FLASH (rx) : ORIGIN = 0x00000000, LENGTH = 16M
+MEMORY { FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 16M
          RAM (rwx)  : ORIGIN = 0x20000000, LENGTH = 1M }
 ENTRY(Reset_Handler)
 SECTIONS {
@@ -225,7 +245,7 @@ fn synthetic_elf() -> PathBuf {
     for k in 0..FILES {
         let mut text = format!("{header}{decls}");
         for i in k * per_file..((k + 1) * per_file).min(FUNCTIONS) {
-            text.push_str(&function_source(i, &mut rng));
+            text.push_str(&function_source(i, !is_table_entry(i), &mut rng));
         }
         let path = dir.join(format!("gen{k}.c"));
         std::fs::write(&path, text).expect("write generated C");
@@ -233,8 +253,8 @@ fn synthetic_elf() -> PathBuf {
     }
     // Function-pointer table, vector table and roots.
     let mut main = format!("{header}{decls}fp_t const table[{TABLE}] = {{");
-    for _ in 0..TABLE {
-        let _ = write!(main, "f{}, ", rng.below(FUNCTIONS));
+    for k in 0..TABLE {
+        let _ = write!(main, "f{}, ", table_entry(k));
     }
     main.push_str("};\n");
     let _ = writeln!(

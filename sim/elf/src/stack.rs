@@ -253,9 +253,79 @@ pub struct StackReport {
     /// Functions whose address is taken (possible targets of indirect calls).
     pub address_taken: Vec<String>,
     pub unresolved: Vec<Unresolved>,
-    /// Bound and worst path (function indices) of every function, indexed like `functions`.
+    /// Bound, assumptions and worst path (function indices) of every function, indexed like
+    /// `functions`; [`StackReport::bound_of`] turns one into a [`Bound`]. Kept compact (the
+    /// assumptions as a set of indices into `assumption_text`): a function's assumptions are
+    /// those of all its callees, and listing them for every function of a large ELF is
+    /// quadratic.
     #[serde(skip)]
-    pub bounds: Vec<(Bound, Vec<usize>)>,
+    bounds: Vec<(Result<u32, String>, Assumptions, Vec<usize>)>,
+    #[serde(skip)]
+    assumption_text: Vec<String>,
+}
+
+/// A set of assumptions: indices into a table of their texts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Assumptions {
+    bits: Vec<u64>,
+}
+
+impl Assumptions {
+    fn insert(&mut self, id: usize) {
+        if self.bits.len() <= id / 64 {
+            self.bits.resize(id / 64 + 1, 0);
+        }
+        self.bits[id / 64] |= 1 << (id % 64);
+    }
+
+    fn extend(&mut self, other: &Assumptions) {
+        if self.bits.len() < other.bits.len() {
+            self.bits.resize(other.bits.len(), 0);
+        }
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// The texts, sorted.
+    fn texts(&self, table: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = (0..self.bits.len() * 64)
+            .filter(|&i| self.bits[i / 64] & (1 << (i % 64)) != 0)
+            .map(|i| table[i].clone())
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Assumption texts, each stored once.
+#[derive(Debug, Default)]
+struct Interner {
+    ids: HashMap<String, usize>,
+    text: Vec<String>,
+}
+
+impl Interner {
+    fn id(&mut self, s: String) -> usize {
+        if let Some(&i) = self.ids.get(&s) {
+            return i;
+        }
+        self.text.push(s.clone());
+        self.ids.insert(s, self.text.len() - 1);
+        self.text.len() - 1
+    }
+}
+
+fn to_bound(bound: &Result<u32, String>, assumptions: &Assumptions, table: &[String]) -> Bound {
+    match bound {
+        Ok(b) if assumptions.is_empty() => Bound::Exact { bytes: *b },
+        Ok(b) => Bound::Bounded { bytes: *b, assumptions: assumptions.texts(table) },
+        Err(e) => Bound::Unbounded { reason: e.clone() },
+    }
 }
 
 /// One step of a worst path: the function, its frame, and the call to the next step.
@@ -333,9 +403,14 @@ impl StackReport {
         out
     }
 
+    /// Bound and worst path (function indices) of function `i` (indexed like `functions`).
+    pub fn bound_of(&self, i: usize) -> Option<(Bound, Vec<usize>)> {
+        self.bounds.get(i).map(|(b, a, path)| (to_bound(b, a, &self.assumption_text), path.clone()))
+    }
+
     fn view_of(&self, i: usize, role: &str) -> BoundView {
         let (bound, path) =
-            self.bounds.get(i).cloned().unwrap_or((Bound::Unbounded { reason: "no bound computed".into() }, vec![i]));
+            self.bound_of(i).unwrap_or((Bound::Unbounded { reason: "no bound computed".into() }, vec![i]));
         BoundView {
             name: self.functions[i].demangled.clone(),
             role: role.to_string(),
@@ -425,7 +500,8 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
     let functions: Vec<FunctionStack> =
         fmap.functions().iter().map(|f| function_stack(image, &fmap, f, source)).collect();
     let taken = address_taken(image, &fmap, &functions);
-    CallGraph { image, fmap: &fmap, functions: &functions, taken: &taken, options }.report()
+    let names = name_index(&fmap);
+    CallGraph { image, fmap: &fmap, functions: &functions, taken: &taken, options, names: &names }.report()
 }
 
 // ---- per-function frames ------------------------------------------------------------------
@@ -530,6 +606,9 @@ fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<
         return None;
     }
     let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    if !matches!(m, "mov" | "movs" | "movw" | "movt" | "ldr") {
+        return None;
+    }
     let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
     let rd = parse_reg(ops.first()?)?;
     match (m, ops.as_slice()) {
@@ -1163,16 +1242,33 @@ struct CallGraph<'a> {
     functions: &'a [FunctionStack],
     taken: &'a Taken,
     options: &'a StackOptions,
+    /// Function indices (ascending) by raw name, demangled name and alias.
+    names: &'a HashMap<&'a str, Vec<usize>>,
+}
+
+/// Every name of every function (symbol, demangled, aliases) → indices of the functions with
+/// that name, ascending: name look-ups in the call graph are O(1) instead of a scan.
+fn name_index(fmap: &FunctionMap) -> HashMap<&str, Vec<usize>> {
+    let mut out: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, f) in fmap.functions().iter().enumerate() {
+        for n in std::iter::once(&f.name).chain(std::iter::once(&f.demangled)).chain(f.aliases.iter()) {
+            let v = out.entry(n.as_str()).or_default();
+            if v.last() != Some(&i) {
+                v.push(i);
+            }
+        }
+    }
+    out
 }
 
 /// A call edge (callee index, caller depth at the call, assumption it rests on) or why the
 /// call cannot be followed.
-type Edge = Result<(usize, u32, Option<String>), String>;
+type Edge = Result<(usize, u32, Option<usize>), String>;
 
 #[derive(Debug, Clone)]
 struct Node {
     bound: Result<u32, String>,
-    assumptions: BTreeSet<String>,
+    assumptions: Assumptions,
     path: Vec<usize>,
 }
 
@@ -1184,19 +1280,17 @@ impl CallGraph<'_> {
     /// Indices of every function with this raw or demangled name or alias (demangled names
     /// drop the hash, so several functions may share one).
     fn all_by_name(&self, name: &str) -> Vec<usize> {
-        self.fmap
-            .functions()
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.name == name || f.demangled == name || f.aliases.iter().any(|a| a == name))
-            .map(|(i, _)| i)
-            .collect()
+        self.names.get(name).cloned().unwrap_or_default()
     }
 
     /// The name to use for `f` in an annotation: the demangled name when no other function
     /// has it (it survives rebuilds: no hash), else the symbol.
     fn key_name(&self, f: &FunctionStack) -> String {
-        if self.all_by_name(&f.demangled).len() == 1 { f.demangled.clone() } else { f.name.clone() }
+        if self.names.get(f.demangled.as_str()).is_some_and(|v| v.len() == 1) {
+            f.demangled.clone()
+        } else {
+            f.name.clone()
+        }
     }
 
     fn site_key(&self, f: &FunctionStack, at: u32) -> String {
@@ -1209,7 +1303,7 @@ impl CallGraph<'_> {
     }
 
     /// Callees of function `i`: (callee index, caller depth at the call, assumption).
-    fn edges(&self, i: usize, unresolved: &mut Vec<Unresolved>) -> Vec<Edge> {
+    fn edges(&self, i: usize, unresolved: &mut Vec<Unresolved>, interner: &mut Interner) -> Vec<Edge> {
         let f = &self.functions[i];
         let mut out = Vec::new();
         let infeasible: Vec<usize> = [&f.name, &f.demangled]
@@ -1250,11 +1344,8 @@ impl CallGraph<'_> {
                                 out.push(Err(format!("annotation for {key} names unknown function {n}")));
                             }
                             for j in found {
-                                out.push(Ok((
-                                    j,
-                                    c.depth,
-                                    Some(format!("annotated targets of {}", self.site_label(f, c.at))),
-                                )));
+                                let why = interner.id(format!("annotated targets of {}", self.site_label(f, c.at)));
+                                out.push(Ok((j, c.depth, Some(why))));
                             }
                         }
                     } else if self.options.address_taken && !self.taken.all.is_empty() {
@@ -1283,9 +1374,10 @@ impl CallGraph<'_> {
                                 self.taken.all.clone(),
                             ),
                         };
+                        let why = interner.id(why);
                         for t in targets {
                             if let Some(j) = self.index_of(t).filter(|j| !infeasible.contains(j)) {
-                                out.push(Ok((j, c.depth, Some(why.clone()))));
+                                out.push(Ok((j, c.depth, Some(why))));
                             }
                         }
                     } else {
@@ -1306,7 +1398,8 @@ impl CallGraph<'_> {
     fn report(&self) -> StackReport {
         let n = self.functions.len();
         let mut unresolved = Vec::new();
-        let edges: Vec<_> = (0..n).map(|i| self.edges(i, &mut unresolved)).collect();
+        let mut interner = Interner::default();
+        let edges: Vec<_> = (0..n).map(|i| self.edges(i, &mut unresolved, &mut interner)).collect();
         // Strongly connected components (Tarjan, iterative).
         let sccs = tarjan(n, |i| edges[i].iter().filter_map(|e| e.as_ref().ok().map(|e| e.0)).collect());
         let mut comp = vec![0usize; n];
@@ -1339,8 +1432,14 @@ impl CallGraph<'_> {
             if !recursive {
                 let i = members[0];
                 let mut node = match own(i) {
-                    Ok((b, a)) => Node { bound: Ok(b), assumptions: a.into_iter().collect(), path: vec![i] },
-                    Err(e) => Node { bound: Err(e), assumptions: BTreeSet::new(), path: vec![i] },
+                    Ok((b, a)) => {
+                        let mut assumptions = Assumptions::default();
+                        if let Some(a) = a {
+                            assumptions.insert(interner.id(a));
+                        }
+                        Node { bound: Ok(b), assumptions, path: vec![i] }
+                    }
+                    Err(e) => Node { bound: Err(e), assumptions: Assumptions::default(), path: vec![i] },
                 };
                 for e in &edges[i] {
                     match e {
@@ -1352,9 +1451,9 @@ impl CallGraph<'_> {
                         Ok((j, depth, why)) => {
                             let callee = nodes[*j].as_ref().expect("callee processed first");
                             if let Some(w) = why {
-                                node.assumptions.insert(w.clone());
+                                node.assumptions.insert(*w);
                             }
-                            node.assumptions.extend(callee.assumptions.iter().cloned());
+                            node.assumptions.extend(&callee.assumptions);
                             match (&node.bound, &callee.bound) {
                                 (Ok(b), Ok(cb)) => {
                                     let total = depth + cb;
@@ -1390,7 +1489,7 @@ impl CallGraph<'_> {
                         Some((m, *d))
                     })
                     .collect();
-                let mut assumptions = BTreeSet::new();
+                let mut assumptions = Assumptions::default();
                 let mut err: Option<String> = None;
                 let in_comp = |j: usize| comp[j] == c;
                 // Order the uncut members callees first (they must form a DAG).
@@ -1445,7 +1544,9 @@ impl CallGraph<'_> {
                                 (0, None)
                             }
                         };
-                        assumptions.extend(own_a);
+                        if let Some(a) = own_a {
+                            assumptions.insert(interner.id(a));
+                        }
                         let mut gm: BTreeMap<usize, u32> = BTreeMap::new();
                         let mut hm = (own_b, Vec::new());
                         for e in &edges[m] {
@@ -1455,7 +1556,7 @@ impl CallGraph<'_> {
                                 }
                                 Ok((j, d, why)) => {
                                     if let Some(w) = why {
-                                        assumptions.insert(w.clone());
+                                        assumptions.insert(*w);
                                     }
                                     if in_comp(*j) && cut.contains_key(j) {
                                         let e = gm.entry(*j).or_insert(0);
@@ -1471,7 +1572,7 @@ impl CallGraph<'_> {
                                         }
                                     } else {
                                         let callee = nodes[*j].as_ref().expect("callee processed first");
-                                        assumptions.extend(callee.assumptions.iter().cloned());
+                                        assumptions.extend(&callee.assumptions);
                                         match &callee.bound {
                                             Ok(cb) => {
                                                 if d + cb > hm.0 {
@@ -1490,11 +1591,11 @@ impl CallGraph<'_> {
                         h.insert(m, hm);
                     }
                     for (&m, &d) in &cut {
-                        assumptions.insert(format!(
+                        assumptions.insert(interner.id(format!(
                             "{} has at most {d} activations on the stack at once (annotation; recursion among {})",
                             self.key_name(&self.functions[m]),
                             names.join(", ")
-                        ));
+                        )));
                     }
                 }
                 // Deepest stack from the start of an activation of cut member `a` when `left`
@@ -1553,12 +1654,6 @@ impl CallGraph<'_> {
             }
         }
 
-        let to_bound = |node: &Node| match &node.bound {
-            Ok(b) if node.assumptions.is_empty() => Bound::Exact { bytes: *b },
-            Ok(b) => Bound::Bounded { bytes: *b, assumptions: node.assumptions.iter().cloned().collect() },
-            Err(e) => Bound::Unbounded { reason: e.clone() },
-        };
-
         // Roots: reset and every vector-table handler.
         let mut roots = Vec::new();
         let mut handler_bounds: Vec<(String, Node)> = Vec::new();
@@ -1581,7 +1676,7 @@ impl CallGraph<'_> {
                 roots.push(RootBound {
                     name: self.functions[i].name.clone(),
                     role,
-                    bound: to_bound(&node),
+                    bound: to_bound(&node.bound, &node.assumptions, &interner.text),
                     path: node.path.iter().map(|&p| self.functions[p].name.clone()).collect(),
                 });
                 if k == 1 {
@@ -1615,7 +1710,7 @@ impl CallGraph<'_> {
                         }
                     }
                     if let Some(w) = worst {
-                        total.assumptions.extend(w.assumptions.iter().cloned());
+                        total.assumptions.extend(&w.assumptions);
                         total.bound = match (&total.bound, &w.bound) {
                             (Ok(a), Ok(b)) => Ok(a + b + frame),
                             (Err(e), _) | (_, Err(e)) => Err(e.clone()),
@@ -1623,14 +1718,14 @@ impl CallGraph<'_> {
                     }
                 }
                 if !handler_bounds.is_empty() {
-                    total.assumptions.insert(match &self.options.priority_groups {
+                    total.assumptions.insert(interner.id(match &self.options.priority_groups {
                         None => format!(
                             "every exception handler may preempt the others once, {frame} B stacked per level (no priorities given)"
                         ),
                         Some(_) => format!("handlers nest only across the given priority groups, {frame} B stacked per level"),
-                    });
+                    }));
                 }
-                to_bound(&total)
+                to_bound(&total.bound, &total.assumptions, &interner.text)
             }
         };
         StackReport {
@@ -1640,12 +1735,13 @@ impl CallGraph<'_> {
             address_taken: self.taken.all.iter().filter_map(|&a| self.fmap.at(a)).map(|f| f.name.clone()).collect(),
             unresolved,
             bounds: nodes
-                .iter()
+                .into_iter()
                 .map(|n| {
-                    let n = n.as_ref().expect("all nodes computed");
-                    (to_bound(n), n.path.clone())
+                    let n = n.expect("all nodes computed");
+                    (n.bound, n.assumptions, n.path)
                 })
                 .collect(),
+            assumption_text: interner.text,
         }
     }
 }

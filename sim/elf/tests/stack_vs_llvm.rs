@@ -17,6 +17,17 @@
 //! with its relocations applied. Each entry is a 4-byte function address (Thumb bit set) and
 //! a ULEB128 size: the bytes the function's prologue allocates (LLVM's `MFI.getStackSize()`),
 //! with no entry for functions with a variable-sized object (alloca) or for assembly.
+//! Functions without an entry: cortex-m-rt's assembly (`Reset`, `HardFault`) and the
+//! precompiled compiler_builtins (`memcpy`, `__aeabi_*`, `__udivmoddi4`).
+//!
+//! Default: opt-levels 3 (release) and s (size profile), all equal. `STACK_LLVM_OPT_LEVELS=
+//! 3,s,z,1,0` widens the run; there, the known differences are: opt-level z saves LR around
+//! calls to machine-outlined functions (`str.w lr, [sp, #-8]!`) after the frame was sized, so
+//! LLVM's number is 8 B short (counted apart, analyzer right); opt-level z outlines epilogues
+//! (`OUTLINED_FUNCTION_n` pops its tail-caller's frame and returns: the analyzer reports it
+//! unknown, LLVM 0 B) and if-converts whole bodies into IT blocks on one condition (the
+//! analyzer does not correlate separate IT blocks: divergent); opt-level 0 keeps
+//! `udf #254` traps (0xdefe), which the decoder does not decode yet (capstone names it `trap`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,6 +114,12 @@ fn stack_sizes(image: &ElfImage) -> Vec<(u32, u32)> {
     out
 }
 
+/// The function holds `str.w lr, [sp, #-8]!` (halfwords 0xf84d 0xed08).
+fn saves_lr_for_outlined_call(image: &ElfImage, start: u32, end: u32) -> bool {
+    let Some(code) = image.bytes_at(u64::from(start), u64::from(end - start)) else { return false };
+    code.chunks_exact(2).collect::<Vec<_>>().windows(2).any(|w| w[0] == [0x4d, 0xf8] && w[1] == [0x08, 0xed])
+}
+
 #[derive(Default, Debug)]
 struct Tally {
     entries: usize,
@@ -111,6 +128,10 @@ struct Tally {
     /// Entries at address 0: functions the linker discarded (`--gc-sections`) whose entry
     /// stayed with a relocation against a discarded section.
     discarded: usize,
+    /// Analyzer = LLVM + 8: the function saves LR around a call to a machine-outlined function
+    /// (`str.w lr, [sp, #-8]!`, opt-level z), which the outliner inserts after the frame
+    /// was sized: LLVM's number leaves those 8 bytes out.
+    outliner_lr_save: usize,
     mismatches: Vec<String>,
 }
 
@@ -131,6 +152,9 @@ fn compare(triple: &str, opt: Option<&str>, arch: Arch, fpu: bool) -> Tally {
         tally.compared += 1;
         match f.frame {
             Frame::Known { bytes } if bytes == llvm => tally.equal += 1,
+            Frame::Known { bytes } if bytes == llvm + 8 && saves_lr_for_outlined_call(&image, f.start, f.end) => {
+                tally.outliner_lr_save += 1
+            }
             ref other => tally
                 .mismatches
                 .push(format!("{triple}: {} (0x{addr:08x}): LLVM {llvm} B, analyzer {other:?}", f.demangled)),
@@ -153,8 +177,8 @@ fn frames_equal_llvm_stack_sizes() {
             let t = compare(triple, opt, arch, fpu);
             eprintln!(
                 "stack vs llvm .stack_sizes, kat {triple} opt-level {level}: {} entries, {} compared, {} equal, \
-                 {} discarded by the linker",
-                t.entries, t.compared, t.equal, t.discarded
+                 {} equal but for the outliner's LR save, {} discarded by the linker",
+                t.entries, t.compared, t.equal, t.outliner_lr_save, t.discarded
             );
             assert!(t.compared >= 50, "{triple} opt-level {level}: too few functions compared: {}", t.compared);
             total.compared += t.compared;

@@ -7,7 +7,7 @@
 //! The environment's `RUSTFLAGS` is removed: it would replace the firmware's `.cargo/config.toml`
 //! rustflags, drop `-Tlink.x`, and stable rustc would then link an empty ELF without complaint.
 //! Profile `cfg` flags are passed with `--config target.<triple>.rustflags`, which cargo merges
-//! with the config file's list instead of replacing it.
+//! with the config file's list instead of replacing it (test `a_profile_cfg_reaches_rustc_on_every_target`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,7 +68,10 @@ fn config_args(board: &Board, profile: &Profile) -> Vec<String> {
     }
     if !profile.cfg.is_empty() {
         let flags: Vec<String> = profile.cfg.iter().flat_map(|c| ["\"--cfg\"".to_string(), toml_string(c)]).collect();
-        args.extend(["--config".into(), format!("target.\"{}\".rustflags=[{}]", board.rust_target, flags.join(","))]);
+        // Dotted, not quoted: cargo looks a triple with a dot in it (thumbv8m.main-…) up as nested
+        // keys, as `[target.thumbv8m.main-none-eabihf]` in a config file; a quoted key is silently
+        // never read.
+        args.extend(["--config".into(), format!("target.{}.rustflags=[{}]", board.rust_target, flags.join(","))]);
     }
     args
 }
@@ -162,7 +165,7 @@ mod tests {
                 "--config",
                 "profile.release.opt-level=\"s\"",
                 "--config",
-                r#"target."thumbv8m.main-none-eabihf".rustflags=["--cfg","aes_backend_soft=\"compact\""]"#
+                r#"target.thumbv8m.main-none-eabihf.rustflags=["--cfg","aes_backend_soft=\"compact\""]"#
             ]
         );
         let speed = Profile { opt_level: Some("3".into()), cfg: vec![], ..profile };

@@ -91,6 +91,12 @@ enum Command {
         /// No progress lines on stderr.
         #[arg(long, short)]
         quiet: bool,
+        /// Contain the firmware: mcubench answers semihosting itself (console output and exit
+        /// only; file access and host commands are refused and reported) and QEMU runs under its
+        /// seccomp sandbox in a private scratch directory. SysTick tick counts then vary by up to
+        /// one tick between runs (exact plugin counts do not).
+        #[arg(long)]
+        contain: bool,
     },
     /// Compare two run reports (files, or directories of shard reports): deltas per board ×
     /// profile, symbols behind flash/RAM changes, regression limits from the scenario.
@@ -370,6 +376,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             markdown_output,
             jobs,
             quiet,
+            contain,
         } => {
             let mut scenario = match (scenario, elf) {
                 (Some(path), None) => Scenario::load(&path)?,
@@ -416,6 +423,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             let mut options = RunOptions {
                 progress: !quiet,
                 progress_bar: !quiet && !ci && std::io::stderr().is_terminal(),
+                contain,
                 ..RunOptions::default()
             };
             if let Some(j) = jobs {

@@ -14,7 +14,7 @@ use crate::build::{self, CargoFirmware};
 use crate::gate::{self, Measured};
 use crate::plugin::{self, Markers, PluginResults};
 use crate::protocol::Transcript;
-use crate::qemu;
+use crate::{contain, qemu};
 use sha2::{Digest, Sha256};
 
 use crate::report::{CellReport, CountSource, KatReport, RunReport, SCHEMA, StaticStack};
@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Show progress as a bar (for a terminal) instead of lines.
     pub progress_bar: bool,
+    /// Run QEMU contained (semihosting answered by mcubench, seccomp sandbox): see contain.rs.
+    pub contain: bool,
 }
 
 impl Default for RunOptions {
@@ -44,6 +46,7 @@ impl Default for RunOptions {
             progress: false,
             shard: None,
             progress_bar: false,
+            contain: false,
         }
     }
 }
@@ -128,7 +131,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(cell) = cells.get(i) else { break };
                     say(format!("running {} / {}", cell.board.name, cell.profile.name));
-                    let report = run_cell(cell, scenario);
+                    let report = run_cell(cell, scenario, options.contain);
                     *results[i].lock().expect("no panics while holding") = Some(report);
                     if let Some(bar) = &bar {
                         bar.inc(1);
@@ -149,7 +152,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
     }
 }
 
-fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
+fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport {
     let board = cell.board;
     let mut report = CellReport {
         index: cell.index,
@@ -233,8 +236,18 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
     let option =
         so.as_ref().map(|so| plugin::plugin_option_with(so, &results_file, markers.as_ref(), Some(core), None));
 
-    let run = match qemu::run_plugin(board, elf, scenario.timeout, option.as_deref()) {
-        Ok(run) => run,
+    // Contained: the runner answers semihosting itself (console only) under QEMU's seccomp
+    // sandbox; see contain.rs. Native: QEMU serves semihosting from the host.
+    let outcome = if contained {
+        contain::run_contained_plugin(board, elf, scenario.timeout, option.as_deref()).map(|c| {
+            let run = c.as_qemu_run();
+            (run, Some(c))
+        })
+    } else {
+        qemu::run_plugin(board, elf, scenario.timeout, option.as_deref()).map(|run| (run, None))
+    };
+    let (run, contained_run) = match outcome {
+        Ok(pair) => pair,
         Err(e) => {
             report.verdict = setup_error(e.to_string());
             gate(&mut report);
@@ -249,7 +262,10 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario) -> CellReport {
         Some((name, off)) => format!("{name}+0x{off:x}"),
         None => "no symbol".to_string(),
     };
-    report.verdict = verdict::judge(&run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize);
+    report.verdict = match &contained_run {
+        Some(c) => contain::judge(c, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
+        None => verdict::judge(&run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
+    };
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
         // The plugin refused to run (wrong QEMU, bad arguments): nothing else QEMU did counts.
         report.verdict = setup_error(format!("{line} (QEMU: {})", run.command));

@@ -233,3 +233,36 @@ fn run_elf_works_as_a_cargo_runner() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("mps2-an386  Cortex-M4F  prebuilt  pass"), "{stdout}");
 }
+
+/// Every field path of a real report, pinned: renaming, removing or retyping a field shows up as
+/// a snapshot change, which must come with a `schema` bump (REPORT.md says when).
+#[test]
+fn the_report_schema_is_stable() {
+    fn paths(v: &serde_json::Value, at: String, out: &mut std::collections::BTreeSet<String>) {
+        let kind = match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "bool",
+            serde_json::Value::Number(_) => "number",
+            serde_json::Value::String(_) => "string",
+            serde_json::Value::Array(_) => "array",
+            serde_json::Value::Object(_) => "object",
+        };
+        out.insert(format!("{at}: {kind}"));
+        match v {
+            serde_json::Value::Array(items) => items.iter().for_each(|i| paths(i, format!("{at}[]"), out)),
+            serde_json::Value::Object(map) => map.iter().for_each(|(k, i)| paths(i, format!("{at}.{k}"), out)),
+            _ => {}
+        }
+    }
+    // The Rust KAT firmware: markers (exact counts, cycles), KATs, a bounded static stack.
+    let mut scenario = mcubench::Scenario::load(&common::repo().join("scenarios/kat.yaml")).unwrap();
+    scenario.boards.retain(|b| b.name == "microbit");
+    scenario.profiles.retain(|p| p.name == "size");
+    let json = common::run(&scenario).to_json();
+    let mut set = std::collections::BTreeSet::new();
+    paths(&serde_json::from_str(&json).unwrap(), String::new(), &mut set);
+    let listing: Vec<String> = set.into_iter().collect();
+    insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!("report-schema", listing.join("\n"));
+    });
+}

@@ -116,3 +116,16 @@ fn a_scenario_typo_exits_2_with_line_and_column() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("typo.yaml:3:1: unknown field `bords`"), "{stderr}");
 }
+
+#[test]
+fn run_contain_refuses_and_reports_host_access() {
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--contain", "--board", "mps2-an386", "--elf"])
+        .arg(common::c_firmware("hostile-system"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("firmware attempted SYS_SYSTEM("), "{text}");
+    assert!(text.contains("refused"), "{text}");
+}

@@ -98,3 +98,27 @@ fn size_profile_is_smaller_than_speed(#[values("mps2-an386", "mps2-an385", "mps2
     };
     assert!(flash("size") < flash("speed"), "{board}: size {} B vs speed {} B", flash("size"), flash("speed"));
 }
+
+/// The profile's `cfg` flags reach rustc on every target, including thumbv8m.main, whose dotted
+/// triple cargo's `--config` only finds in dotted form: the AES compact backend must shrink flash
+/// against the same opt-level without it.
+#[rstest]
+fn a_profile_cfg_reaches_rustc_on_every_target(
+    #[values("mps2-an386", "mps2-an385", "mps2-an505", "microbit")] board: &str,
+) {
+    let scenario = Scenario::load(&common::repo().join("scenarios/kat.yaml")).unwrap();
+    let board = mcubench::Board::find(board).unwrap();
+    let size = scenario.profiles.iter().find(|p| p.name == "size").unwrap();
+    assert!(!size.cfg.is_empty(), "kat.yaml's size profile sets the compact cfg");
+    let without = mcubench::scenario::Profile { name: "size-no-cfg".into(), cfg: vec![], ..size.clone() };
+    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let fw = mcubench::build::CargoFirmware { package_dir, bin, features };
+    let root = mcubench::build::target_directory(package_dir).unwrap();
+    let flash = |p: &mcubench::scenario::Profile| {
+        let elf = mcubench::build::build(&fw, &root, board, p).unwrap();
+        let image = mcubench_elf::ElfImage::read(&elf).unwrap();
+        mcubench_elf::MemoryReport::analyze(&image, None, 0).flash.used
+    };
+    let (with_cfg, without_cfg) = (flash(size), flash(&without));
+    assert!(with_cfg < without_cfg, "{}: compact {with_cfg} B vs plain {without_cfg} B", board.name);
+}

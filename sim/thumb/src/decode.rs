@@ -444,7 +444,8 @@ fn family(id: u32) -> Option<(Fam, Need)> {
         (F::Svc, N::Base)
     } else if ids!(ARM_INS_BKPT) {
         (F::Bkpt, N::Base)
-    } else if ids!(ARM_INS_UDF) {
+    } else if ids!(ARM_INS_UDF | ARM_INS_TRAP) {
+        // Capstone names `udf #254` (0xdefe, LLVM's trap) `trap`; it is a UDF all the same.
         (F::Udf, N::Base)
     } else if let Some(fp) = fp_family(id) {
         (F::Fp(fp), N::Fp)

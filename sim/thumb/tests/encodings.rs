@@ -160,6 +160,7 @@ fn flow_indirect_returns_and_traps() {
     assert_eq!(d(0x5a, &[0xe8df, 0xf013]).flow, Flow::TableBranch { table: Some(0x5e), halfword: true, index: 3 });
     let i = d(0, &[0xde00]); // udf #0
     assert_eq!((i.flow, i.class), (Flow::Trap, Class::System));
+    assert_eq!(d(0, &[0xdefe]).flow, Flow::Trap); // udf #254, which capstone calls `trap` (LLVM -O0 traps)
     assert_eq!(d(0, &[0xf7f0, 0xa000]).flow, Flow::Trap); // udf.w #0
     assert_eq!(d(0, &[0xbeab]).flow, Flow::Next); // bkpt 0xab: semihosting
     assert_eq!(d(0, &[0xbe01]).flow, Flow::Trap); // bkpt 1
