@@ -26,6 +26,11 @@ echo "built $OUT/kat-crc32.elf"
 "$CC" "${CFLAGS[@]}" -DCRC32_TABLE -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-table.elf"
 echo "built $OUT/kat-crc32-table.elf"
+# The same KATs with nothing inlined: `crc32` stays a function of its own, called once per KAT, as
+# in a third-party ELF without region markers (the function-region tests measure it by name).
+"$CC" "${CFLAGS[@]}" -fno-inline -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-noinline.elf"
+echo "built $OUT/kat-crc32-noinline.elf"
 
 # stack-test: constructs for the static stack analyzer, for mps2-an386 (Cortex-M4F, hard float).
 # Compiled with -fstack-usage; the .su files (and objects) stay in OUTDIR/stack-test-obj for the

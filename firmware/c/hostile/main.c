@@ -21,7 +21,8 @@
 #define HOSTILE_FLOOD 11    /* 1 GiB of output, 4 KiB per SYS_WRITE */
 #define HOSTILE_RECURSION 12 /* unbounded recursion: the stack runs through .bss/.data and off RAM */
 #define HOSTILE_BIG_WRITE 13 /* one SYS_WRITE of 2 GiB starting at address 0 */
-#define HOSTILE_FORGED_KAT 14 /* a KAT that says result=pass with a wrong output value */
+#define HOSTILE_FORGED_KAT 14 /* a KAT that says result=pass with a wrong output value (the host catches it
+                               with firmware/c/hostile/vectors.txt) */
 #define HOSTILE_PROBE 15    /* not hostile: console-only calls (ISTTY, FLEN, SEEK, READC, TIME, WRITEC,
                                WRITE0, CLOSE of the console) that the runner must allow */
 

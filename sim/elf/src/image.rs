@@ -150,13 +150,79 @@ pub struct VectorTable {
     pub reset: u32,
 }
 
-/// Demangle a symbol name for display: Rust legacy (`_ZN…E`) and v0 (`_R…`) symbols lose
-/// their hash (`::h0123…` / `[0123…]`); other names are returned unchanged.
+/// Demangle a symbol name for display: Rust legacy (`_ZN…17h<hash>E`) and v0 (`_R…`) symbols
+/// lose their hash (`::h0123…` / `[0123…]`); C++ (Itanium ABI, `_Z…`: g++ and clang++) names
+/// become `ns::f(int)`, `int ns::twice<int>(int)`; other names are returned unchanged.
 pub fn demangle(name: &str) -> String {
+    // Legacy Rust symbols use the Itanium `_ZN…E` nesting too, so tell them apart by the hash
+    // segment rustc always appends; everything else that starts with `_Z` is C++.
+    if (name.starts_with("_R") || is_rust_legacy(name))
+        && let Ok(d) = rustc_demangle::try_demangle(name)
+    {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z")
+        && let Some(d) = demangle_cpp(name)
+    {
+        return d;
+    }
     match rustc_demangle::try_demangle(name) {
         Ok(d) => format!("{d:#}"),
         Err(_) => name.to_owned(),
     }
+}
+
+/// An Itanium C++ name as `c++filt` prints it.
+fn demangle_cpp(name: &str) -> Option<String> {
+    let parse = |n: &str| cpp_demangle::Symbol::new(n).ok().and_then(|s| s.demangle().ok());
+    let d = parse(name).or_else(|| {
+        // GCC's C5/D5 ("unified" constructor/destructor comdat names) are not in the Itanium
+        // grammar the crate implements; they print like the complete-object C1/D1.
+        name.match_indices(['C', 'D'])
+            .filter(|(i, _)| name[i + 1..].starts_with('5'))
+            .find_map(|(i, c)| parse(&format!("{}{c}1{}", &name[..i], &name[i + 2..])))
+    })?;
+    Some(special_name(&d))
+}
+
+/// The crate writes some special names in braces; `c++filt` (and so every other tool the
+/// user compares with) writes them as words.
+fn special_name(d: &str) -> String {
+    if let Some(inner) = d.strip_prefix("{vtable(").and_then(|r| r.strip_suffix(")}")) {
+        return format!("vtable for {inner}");
+    }
+    if let Some(inner) = d.strip_prefix("{vtt(").and_then(|r| r.strip_suffix(")}")) {
+        return format!("VTT for {inner}");
+    }
+    if let Some(inner) = d.strip_prefix("{virtual override thunk(").and_then(|r| r.strip_suffix(")}")) {
+        // `{offset(N)}, f` / `{virtual offset(a, b)}, f`, or two offsets (covariant return).
+        let mut rest = inner;
+        let mut offsets = Vec::new();
+        while rest.starts_with('{') {
+            let Some(end) = rest.find("}, ") else { break };
+            offsets.push(rest[..end].starts_with("{virtual"));
+            rest = &rest[end + 3..];
+        }
+        return match offsets.as_slice() {
+            [false] => format!("non-virtual thunk to {rest}"),
+            [true] => format!("virtual thunk to {rest}"),
+            _ => format!("covariant return thunk to {rest}"),
+        };
+    }
+    d.to_owned()
+}
+
+/// `_ZN…17h<16 hex digits>E`, optionally followed by a `.suffix` (`.llvm.123`, `.cold`).
+/// (Path segments may contain `.` themselves: `_ZN44_$LT$…core..fmt..Display$GT$3fmt17h…E`.)
+fn is_rust_legacy(name: &str) -> bool {
+    name.starts_with("_ZN")
+        && name.match_indices("17h").any(|(i, _)| {
+            let rest = &name[i + 3..];
+            rest.len() >= 17
+                && rest.as_bytes()[..16].iter().all(u8::is_ascii_hexdigit)
+                && rest.as_bytes()[16] == b'E'
+                && (rest.len() == 17 || rest.as_bytes()[17] == b'.')
+        })
 }
 
 /// A parsed and validated 32-bit little-endian ARM ELF executable.

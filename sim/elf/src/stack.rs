@@ -23,6 +23,9 @@
 //!   every function whose address appears outside vtables (assumption: a function found only
 //!   in vtable slots is called only through its slot). Pointers computed at run time (not
 //!   stored anywhere as an address) are missed: annotate such sites.
+//! - A `blx`/`bx` through a register that holds a known function address (linker veneers
+//!   `movw ip; movt ip; bx ip`, `-mlong-calls`) is a direct call or tail call; that address
+//!   still counts as address-taken (sound, but it widens what other indirect calls may reach).
 //! - Frames are the largest SP excursion of a function's own code: stores below SP (none in
 //!   AAPCS code) are not counted.
 //! - Functions are found from symbols: a stripped ELF has no functions to analyse; code without
@@ -30,10 +33,14 @@
 //! - Conditional SP changes inside IT blocks that are not returns make the function divergent
 //!   (paths with and without the change join), which is sound but can be loose.
 //! - Exception model: every vector-table handler can preempt every other and the main path
-//!   once (no priority information unless [`StackOptions::priority_groups`] is given); the
-//!   stacked frame is 104 B with an FPU (extended frame, lazy stacking reserves the space) or
-//!   32 B without, plus 4 B of alignment. Secure/non-secure stacking of ARMv8-M and PSP-based
-//!   threads (RTOS) are not modelled.
+//!   once, unless [`StackOptions::priority_groups`] (the annotation file's `priorities:`) says
+//!   which handlers share a priority; priorities are run-time writes the binary does not show.
+//!   The stacked frame per level is [`exception_frame`]: 104 B with an FPU (extended frame,
+//!   lazy stacking reserves the space) or 32 B without, plus 4 B of alignment; on ARMv8-M
+//!   Mainline the Security Extension's Secure→Non-secure stacking (40 B more, and S16–S31
+//!   with an FPU) is counted unless [`StackOptions::security_extension`] is `Some(false)`.
+//!   The vector table found is the only one: a Non-secure image's own table, PSP-based threads
+//!   (RTOS) and handlers installed at run time (VTOR writes) are not modelled.
 //! - Annotations are keyed by function name (symbol or demangled name without hash) and, for a
 //!   call site, its ordinal among the function's indirect calls (`f@N`) or offset (`f+0x..`);
 //!   not by DWARF file:line. Recursion: `f: N` means at most N activations of f on the stack
@@ -50,12 +57,46 @@ use serde::{Deserialize, Serialize};
 use crate::functions::{Function, FunctionMap};
 use crate::image::ElfImage;
 
-/// Bytes the core stacks on exception entry: basic frame.
+/// Bytes the core stacks on exception entry: basic frame (R0–R3, R12, LR, return address,
+/// xPSR).
 pub const BASIC_EXCEPTION_FRAME: u32 = 32;
-/// Bytes the core stacks on exception entry with an active FP context (extended frame).
+/// Bytes the core stacks on exception entry with an active FP context (extended frame: the
+/// basic frame, S0–S15, FPSCR and a reserved word). With lazy stacking (FPCCR.LSPEN, the
+/// reset value on FPv4/FPv5) the registers are written later, but the space is reserved at
+/// entry, so the SP excursion is the same.
 pub const EXTENDED_EXCEPTION_FRAME: u32 = 104;
 /// Alignment padding the core may add (STKALIGN) when SP was not 8-aligned.
 pub const EXCEPTION_ALIGN_PAD: u32 = 4;
+/// ARMv8-M with the Security Extension: the additional state context (integrity signature, a
+/// reserved word, R4–R11) stacked below the frame when an exception taken from Secure state
+/// goes to a Non-secure handler.
+pub const ADDITIONAL_STATE_CONTEXT: u32 = 40;
+/// ARMv8-M with the Security Extension and an FPU: S16–S31 are also stacked (or reserved,
+/// with lazy stacking) in the extended frame when FPCCR.TS is 1 (secure FP context).
+pub const SECURE_FP_EXTRA: u32 = 64;
+
+/// Worst-case bytes one exception entry pushes on the stack of the preempted code, for a core
+/// with architecture `arch`, an FPU (`fpu`) and, on ARMv8-M, the Security Extension
+/// (`security`; ignored elsewhere).
+///
+/// Sources: ARMv7-M ARM (DDI 0403E) B1.5.7 "Stack alignment on exception entry" and B1.5.6
+/// "Exception entry behavior" (basic 32 B, extended 104 B, +4 B alignment); Armv8-M ARM
+/// (DDI 0553) chapter B3 "Exception model", "Exception entry, context stacking", pseudocode
+/// `PushStack` and `PushCalleeStack`: an exception from Secure state to a Non-secure handler also pushes the
+/// additional state context (integrity signature, reserved word, R4–R11: 40 B), and with
+/// FPCCR.TS = 1 the FP context includes S16–S31 (64 B more). Whether either happens depends on
+/// run-time configuration (which handlers are Non-secure, FPCCR.TS), so both are counted.
+pub fn exception_frame(arch: Arch, fpu: bool, security: bool) -> u32 {
+    let secure = security && arch == Arch::V8MMain;
+    let mut bytes = if fpu { EXTENDED_EXCEPTION_FRAME } else { BASIC_EXCEPTION_FRAME };
+    if secure {
+        bytes += ADDITIONAL_STATE_CONTEXT;
+        if fpu {
+            bytes += SECURE_FP_EXTRA;
+        }
+    }
+    bytes + EXCEPTION_ALIGN_PAD
+}
 
 /// Where the instructions come from. [`mcubench_thumb::Decoder`] is the real one; tests may
 /// supply hand-made instruction sequences.
@@ -121,8 +162,12 @@ pub struct StackOptions {
     pub address_taken: bool,
     pub annotations: Annotations,
     /// Handlers (by name) grouped by preemption priority: handlers of one group cannot preempt
-    /// each other. `None`: every handler is its own group (all may nest: conservative).
+    /// each other. `None`: every handler is its own group (all may nest: conservative). A
+    /// handler named in no group is a group of its own.
     pub priority_groups: Option<Vec<Vec<String>>>,
+    /// The core has the ARMv8-M Security Extension (see [`exception_frame`]). `None`: assume it
+    /// does on [`Arch::V8MMain`] (conservative: its extra stacking is counted).
+    pub security_extension: Option<bool>,
 }
 
 impl Default for StackOptions {
@@ -133,6 +178,7 @@ impl Default for StackOptions {
             address_taken: true,
             annotations: Annotations::default(),
             priority_groups: None,
+            security_extension: None,
         }
     }
 }
@@ -165,10 +211,10 @@ impl Frame {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum CallKind {
-    /// BL/BLX imm.
+    /// BL/BLX imm, or BLX Rm with a function's address built in Rm (`-mlong-calls`).
     Call { target: u32 },
     /// B/B.W/Bcc/CBZ leaving the function, fall-through into the next function, or a veneer's
-    /// `ldr pc, [pc, #..]` to a known address.
+    /// jump to a known address (`ldr pc, [pc, #..]`; `movw ip; movt ip; bx ip`).
     Tail { target: u32 },
     /// BLX Rm.
     Indirect,
@@ -600,7 +646,8 @@ fn writes_flags(i: &Insn) -> bool {
 }
 
 /// Value of a register after an instruction that sets it to a constant (`movs rd, #imm`,
-/// `mov.w`, `movw`, `movt` on a known constant, `ldr rd, [pc, #imm]`).
+/// `mov.w`, `movw`, `movt` on a known constant, `ldr rd, [pc, #imm]`, `mov rd, rm` of a known
+/// constant).
 fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, i32)> {
     if insn.conditional {
         return None;
@@ -612,6 +659,10 @@ fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<
     let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
     let rd = parse_reg(ops.first()?)?;
     match (m, ops.as_slice()) {
+        ("mov" | "movs", [_, r]) if parse_reg(r).is_some() => match regs[usize::from(parse_reg(r)?)]? {
+            Val::Const(c) => Some((rd, c)),
+            _ => None,
+        },
         ("mov" | "movs" | "movw", [_, i]) => Some((rd, parse_imm(i)?)),
         ("movt", [_, i]) => match regs[usize::from(rd)]? {
             Val::Const(lo) => Some((rd, ((lo as u32 & 0xffff) | ((parse_imm(i)? as u32) << 16)) as i32)),
@@ -931,6 +982,13 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
             Some(Val::Slot(o)) => Some(o),
             _ => None,
         });
+        // A register that holds a function's Thumb address (movw/movt, a literal, a copy of
+        // one): the linker's veneers (`movw ip; movt ip; bx ip`, the v6-M `ldr r0, [pc]; mov ip,
+        // r0; ...; bx ip`) and `-mlong-calls` (`movw r3; movt r3; blx r3`) are direct.
+        let known_target = via.and_then(|r| match state.regs[usize::from(r)] {
+            Some(Val::Const(c)) if c & 1 == 1 && fmap.at(c as u32).is_some() => Some(c as u32 & !1),
+            _ => None,
+        });
         let mut add_call = |kind: CallKind, depth: u32, tag: u8| {
             let slot = if matches!(kind, CallKind::Indirect | CallKind::IndirectTail) { slot } else { None };
             calls.entry((addr, tag)).or_insert(CallSite { at: addr, depth, kind, slot });
@@ -970,7 +1028,10 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
                 succ.push((fall, after));
             }
             Flow::CallIndirect { .. } => {
-                add_call(CallKind::Indirect, depth_of(next.sp), 0);
+                match known_target {
+                    Some(target) => add_call(CallKind::Call { target }, depth_of(next.sp), 0),
+                    None => add_call(CallKind::Indirect, depth_of(next.sp), 0),
+                }
                 if cond {
                     succ.push((skip_fall, cond_state.clone()));
                 }
@@ -993,10 +1054,11 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
             }
             Flow::JumpIndirect { literal } => {
                 let target = literal.and_then(|l| image.word_at(u64::from(l)));
-                match target {
-                    Some(t) if t & 1 == 1 && fmap.at(t).is_some() => {
+                match (target, known_target) {
+                    (Some(t), _) if t & 1 == 1 && fmap.at(t).is_some() => {
                         add_call(CallKind::Tail { target: t & !1 }, depth_of(next.sp), 0)
                     }
+                    (None, Some(t)) => add_call(CallKind::Tail { target: t }, depth_of(next.sp), 0),
                     _ => add_call(CallKind::IndirectTail, depth_of(next.sp), 0),
                 }
                 if cond {
@@ -1656,7 +1718,7 @@ impl CallGraph<'_> {
 
         // Roots: reset and every vector-table handler.
         let mut roots = Vec::new();
-        let mut handler_bounds: Vec<(String, Node)> = Vec::new();
+        let mut handler_bounds: Vec<(usize, Node)> = Vec::new();
         let mut reset_node: Option<Node> = None;
         if let Some(vt) = self.image.vector_table() {
             let section = self.image.section_by_name(&vt.section);
@@ -1682,24 +1744,47 @@ impl CallGraph<'_> {
                 if k == 1 {
                     reset_node = Some(node);
                 } else {
-                    handler_bounds.push((self.functions[i].name.clone(), node));
+                    handler_bounds.push((i, node));
                 }
             }
         }
-        let frame =
-            if self.options.fpu { EXTENDED_EXCEPTION_FRAME } else { BASIC_EXCEPTION_FRAME } + EXCEPTION_ALIGN_PAD;
+        let security = self.options.security_extension.unwrap_or(self.options.arch == Arch::V8MMain);
+        let frame = exception_frame(self.options.arch, self.options.fpu, security);
+        let frame_note = if security && self.options.arch == Arch::V8MMain {
+            format!(
+                "{frame} B stacked per level (ARMv8-M Security Extension: Secure to Non-secure entry with \
+                 additional state context{})",
+                if self.options.fpu { " and FPCCR.TS = 1" } else { "" }
+            )
+        } else {
+            format!("{frame} B stacked per level")
+        };
         let msp = match reset_node {
             None => Bound::Unbounded { reason: "no vector table with a reset handler".into() },
             Some(reset) => {
                 let mut total = reset.clone();
-                let groups: Vec<Vec<String>> = match &self.options.priority_groups {
-                    Some(g) => g.clone(),
-                    None => handler_bounds.iter().map(|(n, _)| vec![n.clone()]).collect(),
-                };
+                // Groups of handler indices; handlers no group names nest with all others.
+                let mut groups: Vec<Vec<usize>> = Vec::new();
+                let mut grouped = BTreeSet::new();
+                for g in self.options.priority_groups.iter().flatten() {
+                    let members: Vec<usize> = g
+                        .iter()
+                        .flat_map(|n| self.all_by_name(n))
+                        .filter(|i| handler_bounds.iter().any(|(h, _)| h == i) && grouped.insert(*i))
+                        .collect();
+                    if !members.is_empty() {
+                        groups.push(members);
+                    }
+                }
+                for (h, _) in &handler_bounds {
+                    if !grouped.contains(h) {
+                        groups.push(vec![*h]);
+                    }
+                }
                 for g in groups {
                     let mut worst: Option<Node> = None;
-                    for name in &g {
-                        let Some((_, h)) = handler_bounds.iter().find(|(n, _)| n == name) else { continue };
+                    for i in &g {
+                        let Some((_, h)) = handler_bounds.iter().find(|(n, _)| n == i) else { continue };
                         let better = match (&worst, &h.bound) {
                             (None, _) => true,
                             (Some(w), Ok(b)) => matches!(w.bound, Ok(wb) if *b > wb),
@@ -1720,9 +1805,9 @@ impl CallGraph<'_> {
                 if !handler_bounds.is_empty() {
                     total.assumptions.insert(interner.id(match &self.options.priority_groups {
                         None => format!(
-                            "every exception handler may preempt the others once, {frame} B stacked per level (no priorities given)"
+                            "every exception handler may preempt the others once, {frame_note} (no priorities given)"
                         ),
-                        Some(_) => format!("handlers nest only across the given priority groups, {frame} B stacked per level"),
+                        Some(_) => format!("handlers nest only across the given priority groups, {frame_note}"),
                     }));
                 }
                 to_bound(&total.bound, &total.assumptions, &interner.text)

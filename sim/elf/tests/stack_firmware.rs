@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Annotations, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
+use mcubench_elf::stack::{Annotations, Arch, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
 
 fn firmware() -> &'static Path {
     static ELF: OnceLock<PathBuf> = OnceLock::new();
@@ -129,4 +129,55 @@ fn static_bound_is_not_below_the_measured_high_water_mark() {
     assert!(msp >= measured, "static MSP bound {msp} B below measured high-water mark {measured} B");
     let reset = r.root("Reset_Handler").and_then(|x| x.bound.bytes()).expect("reset bound");
     eprintln!("stack-test: measured {measured} B, static reset path {reset} B, MSP with handlers {msp} B");
+}
+
+#[test]
+fn exception_frames_per_core() {
+    use mcubench_elf::stack::{Arch, exception_frame};
+    // Basic 32 B / extended 104 B, +4 B alignment.
+    assert_eq!(exception_frame(Arch::V6M, false, false), 36);
+    assert_eq!(exception_frame(Arch::V7M, false, true), 36, "no Security Extension before ARMv8-M");
+    assert_eq!(exception_frame(Arch::V7EM, true, false), 108);
+    // ARMv8-M with the Security Extension: + 40 B additional state context, + 64 B S16–S31.
+    assert_eq!(exception_frame(Arch::V8MMain, true, false), 108);
+    assert_eq!(exception_frame(Arch::V8MMain, false, true), 76);
+    assert_eq!(exception_frame(Arch::V8MMain, true, true), 212);
+}
+
+#[test]
+fn armv8m_security_extension_is_counted_by_default() {
+    let image = ElfImage::read(firmware()).expect("stack-test.elf parses");
+    let msp = |security: Option<bool>| {
+        let options = StackOptions {
+            arch: Arch::V8MMain,
+            annotations: annotations(),
+            security_extension: security,
+            ..StackOptions::default()
+        };
+        analyze(&image, &options).expect("decoder").msp
+    };
+    let base = 1248 + 24 + 1096 + 80;
+    assert_eq!(msp(Some(false)).bytes(), Some(base + 4 * 108));
+    let default = msp(None);
+    assert_eq!(default.bytes(), Some(base + 4 * 212), "4 levels × (104 + 40 + 64 + 4) B");
+    let Bound::Bounded { assumptions, .. } = default else { panic!("{default:?}") };
+    assert!(assumptions.iter().any(|a| a.contains("Security Extension")), "{assumptions:?}");
+}
+
+#[test]
+fn priority_groups_tighten_the_msp_bound_and_stay_sound() {
+    let image = ElfImage::read(firmware()).expect("stack-test.elf parses");
+    let msp = |groups: Option<Vec<Vec<String>>>| {
+        let options = StackOptions { annotations: annotations(), priority_groups: groups, ..StackOptions::default() };
+        analyze(&image, &options).expect("decoder").msp.bytes().expect("bounded")
+    };
+    let ungrouped = msp(None);
+    // SysTick and IRQ 0 at one priority: only the deeper of them (Irq0_Handler, 80 B) nests.
+    let grouped = msp(Some(vec![vec!["SysTick_Handler".into(), "Irq0_Handler".into()]]));
+    assert_eq!(ungrouped, 1248 + 24 + 1096 + 80 + 4 * 108);
+    assert_eq!(grouped, ungrouped - 108, "SysTick_Handler (0 B) and its stacked frame drop out");
+    // A group naming an unknown handler changes nothing; a handler in no group still nests.
+    assert_eq!(msp(Some(vec![vec!["No_Such_Handler".into()]])), ungrouped);
+    let measured = measured_stack().expect("QEMU run of stack-test with an end record (needs qemu-system-arm)");
+    assert!(grouped < ungrouped && grouped >= measured, "measured {measured} B, grouped {grouped} B");
 }

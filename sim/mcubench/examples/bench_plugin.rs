@@ -6,8 +6,9 @@
 //! ```
 //!
 //! Builds the firmware and the plugin, then runs QEMU RUNS times (default 3) each way (plugin off,
-//! plugin counting instructions, plugin also estimating cycles with the board's core model),
-//! alternating, and prints the best wall time, guest instructions per second and the ratios.
+//! plugin counting instructions, plugin also estimating cycles with the board's core model, and
+//! that plus the stack probe: a memory callback on every store), alternating, and prints the best
+//! wall time, guest instructions per second and the ratios.
 //! Wall time is the whole QEMU process (start-up included, ~50 ms). Instructions: the plugin's
 //! exact count of the chained-hash region; without the plugin, SysTick ticks × 40.
 //! Not a test: timings depend on the machine.
@@ -40,11 +41,24 @@ fn main() {
     let out = std::env::temp_dir().join(format!("mcubench-bench-plugin-{}.txt", std::process::id()));
     let counts_only = plugin::plugin_option(&so, &out, Some(&markers));
     let with_cycles = plugin::plugin_option_with(&so, &out, Some(&markers), Some(plugin::timing_core(board)), None);
-    let modes: [Option<&str>; 3] = [None, Some(&counts_only), Some(&with_cycles)];
+    let image = ElfImage::read(&elf).unwrap();
+    let probe = plugin::StackProbeRange::for_image(&image).expect("vector table");
+    let with_probe = plugin::plugin_option_from(
+        &so,
+        &out,
+        &plugin::PluginOptions {
+            markers: Some(&markers),
+            core: Some(plugin::timing_core(board)),
+            stack_probe: Some(&probe),
+            ..plugin::PluginOptions::default()
+        },
+    );
+    let modes: [Option<&str>; 4] = [None, Some(&counts_only), Some(&with_cycles), Some(&with_probe)];
 
     let timeout = Duration::from_secs(120);
-    let mut best = [Duration::MAX; 3];
-    let mut insns = [0u64; 3];
+    let mut best = [Duration::MAX; 4];
+    let mut insns = [0u64; 4];
+    let mut probe_low = None;
     let mut cycles = 0;
     for _ in 0..runs {
         for (i, option) in modes.into_iter().enumerate() {
@@ -60,6 +74,9 @@ fn main() {
                 let r = PluginResults::read(&out).unwrap();
                 if i == 2 {
                     cycles = r.single_activation_cycles(kat.region.expect("region")).unwrap().expect("cycles");
+                }
+                if i == 3 {
+                    probe_low = r.probe.flatten();
                 }
                 r.single_activation(kat.region.expect("region")).unwrap()
             } else {
@@ -90,6 +107,15 @@ fn main() {
         best[2].as_secs_f64(),
         rate(2) / 1e9
     );
+    println!(
+        "plugin on + cycles + stack probe: {:>6} instructions in {:>8.3} s = {:.3} G instr/s ({} B of stack written)",
+        insns[3],
+        best[3].as_secs_f64(),
+        rate(3) / 1e9,
+        probe_low.map_or(0, |l| probe.hi - l)
+    );
     println!("ratio on/off: {:.1} %", 100.0 * rate(1) / rate(0));
     println!("ratio on+cycles/off: {:.1} %", 100.0 * rate(2) / rate(0));
+    println!("ratio on+cycles+probe/off: {:.1} %", 100.0 * rate(3) / rate(0));
+    println!("ratio on+cycles+probe/on+cycles: {:.1} %", 100.0 * rate(3) / rate(2));
 }

@@ -551,7 +551,13 @@ impl Peer {
                             String::from_utf8_lossy(&data)
                         )));
                     }
-                    self.write_raw(b"+")?;
+                    // QEMU may exit right after its last packet (`W` on SYS_EXIT) and close the
+                    // link before the acknowledgement: the packet arrived whole, so keep it.
+                    if let Err(e) = self.write_raw(b"+")
+                        && !self.link_closed
+                    {
+                        return Err(e);
+                    }
                     return String::from_utf8(data)
                         .map(Some)
                         .map_err(|e| LinkError::Protocol(format!("not text: {e}")));

@@ -1,10 +1,12 @@
-//! Budgets: hard limits on flash, static RAM and stack per board × profile. Crossing one fails the
-//! run. A metric that could not be measured (the run failed before its `end` record) cannot be
-//! shown to hold, so it is `unknown`, which fails the gate too: a budget is never passed by default.
+//! Budgets: hard limits on flash, static RAM and stack per board × profile, and on the estimated
+//! cycles or instructions of a function region (its most expensive call) or a KAT operation.
+//! Crossing one fails the run. A metric that could not be measured (the run failed before its
+//! `end` record, no cycle model, a name that is neither a region nor a KAT) cannot be shown to
+//! hold, so it is `unknown`, which fails the gate too: a budget is never passed by default.
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::Budgets;
+use crate::scenario::{Budgets, RegionBudgets};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -14,6 +16,10 @@ pub enum Metric {
     Stack,
     #[serde(rename = "stack-static")]
     StackStatic,
+    /// Estimated cycles of a function region's most expensive call or of a KAT operation.
+    Cycles,
+    /// Instructions of a function region's most expensive call or of a KAT operation.
+    Instructions,
 }
 
 impl Metric {
@@ -23,6 +29,16 @@ impl Metric {
             Metric::Ram => "ram",
             Metric::Stack => "stack",
             Metric::StackStatic => "stack-static",
+            Metric::Cycles => "cycles",
+            Metric::Instructions => "instructions",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            Metric::Cycles => " cycles",
+            Metric::Instructions => " instructions",
+            _ => " B",
         }
     }
 }
@@ -38,18 +54,35 @@ pub enum BudgetStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BudgetCheck {
     pub metric: Metric,
+    /// For `cycles` and `instructions`: the function region or KAT id the limit is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     pub limit: u64,
     pub actual: Option<u64>,
     pub status: BudgetStatus,
 }
 
 impl BudgetCheck {
+    /// The metric with its subject, e.g. `cycles crc32`.
+    pub fn name(&self) -> String {
+        match &self.subject {
+            Some(s) => format!("{} {s}", self.metric.label()),
+            None => self.metric.label().to_string(),
+        }
+    }
+
     pub fn describe(&self) -> String {
+        let (name, u) = (self.name(), self.metric.unit());
         match (self.status, self.actual) {
-            (BudgetStatus::Ok, Some(a)) => format!("{} {a} B within {} B", self.metric.label(), self.limit),
+            (BudgetStatus::Ok, Some(a)) => format!("{name} {a}{u} within {}{u}", self.limit),
             (BudgetStatus::Exceeded, Some(a)) => {
-                format!("{} {a} B exceeds the budget of {} B by {} B", self.metric.label(), self.limit, a - self.limit)
+                format!("{name} {a}{u} exceeds the budget of {}{u} by {}{u}", self.limit, a - self.limit)
             }
+            _ if matches!(self.metric, Metric::Cycles | Metric::Instructions) => format!(
+                "{name} unknown (no function region in `regions` or KAT with that name ran with a count{}): cannot show it is within {}{u}",
+                if self.metric == Metric::Cycles { " and a cycle model" } else { "" },
+                self.limit
+            ),
             _ if self.metric == Metric::StackStatic => format!(
                 "stack-static unbounded (see `mcubench stack`): cannot show it is within {} B; annotate the unresolved sites",
                 self.limit
@@ -84,9 +117,31 @@ pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
             Some(a) if a <= limit => BudgetStatus::Ok,
             Some(_) => BudgetStatus::Exceeded,
         };
-        Some(BudgetCheck { metric, limit, actual, status })
+        Some(BudgetCheck { metric, subject: None, limit, actual, status })
     })
     .collect()
+}
+
+/// What a region budget's key can measure: `(cycles, instructions)` of a function region's most
+/// expensive call or of a KAT operation, each `None` when not measured.
+pub type Counts = (Option<u64>, Option<u64>);
+
+/// Checks the cycle and instruction limits; `lookup(name)` finds the counts of the function
+/// region or KAT of that name (`None`: no such region or KAT).
+pub fn check_regions(budgets: &RegionBudgets, lookup: &dyn Fn(&str) -> Option<Counts>) -> Vec<BudgetCheck> {
+    let mut out = Vec::new();
+    for (metric, limits) in [(Metric::Cycles, &budgets.cycles), (Metric::Instructions, &budgets.instructions)] {
+        for (name, &limit) in limits {
+            let actual = lookup(name).and_then(|(c, i)| if metric == Metric::Cycles { c } else { i });
+            let status = match actual {
+                None => BudgetStatus::Unknown,
+                Some(a) if a <= limit => BudgetStatus::Ok,
+                Some(_) => BudgetStatus::Exceeded,
+            };
+            out.push(BudgetCheck { metric, subject: Some(name.clone()), limit, actual, status });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -109,6 +164,37 @@ mod tests {
             ]
         );
         assert_eq!(checks[1].describe(), "ram 11 B exceeds the budget of 10 B by 1 B");
+    }
+
+    #[test]
+    fn region_budgets_bound_regions_and_kats() {
+        let mut b = RegionBudgets::default();
+        b.cycles.insert("crc32".into(), 5000);
+        b.cycles.insert("kat/a".into(), 100);
+        b.cycles.insert("nowhere".into(), 1);
+        b.instructions.insert("crc32".into(), 10);
+        let lookup = |name: &str| match name {
+            "crc32" => Some((Some(5000), Some(11))),
+            "kat/a" => Some((None, Some(50))),
+            _ => None,
+        };
+        let checks = check_regions(&b, &lookup);
+        let got: Vec<_> = checks.iter().map(|c| (c.name(), c.status)).collect();
+        assert_eq!(
+            got,
+            [
+                ("cycles crc32".to_string(), BudgetStatus::Ok),
+                ("cycles kat/a".to_string(), BudgetStatus::Unknown),
+                ("cycles nowhere".to_string(), BudgetStatus::Unknown),
+                ("instructions crc32".to_string(), BudgetStatus::Exceeded),
+            ]
+        );
+        assert_eq!(checks[0].describe(), "cycles crc32 5000 cycles within 5000 cycles");
+        assert_eq!(
+            checks[3].describe(),
+            "instructions crc32 11 instructions exceeds the budget of 10 instructions by 1 instructions"
+        );
+        assert!(checks[2].describe().contains("cannot show it is within 1 cycles"), "{}", checks[2].describe());
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub fn to_junit(report: &RunReport) -> String {
         }
         for b in &cell.budgets {
             let failure = (b.status != BudgetStatus::Ok).then(|| ("failure", b.describe()));
-            cases.push(Case { name: format!("budget.{}", b.metric.label()), failure });
+            cases.push(Case { name: format!("budget.{}", b.name()), failure });
         }
         let suite_failures = cases.iter().filter(|c| matches!(c.failure, Some(("failure", _)))).count();
         let suite_errors = cases.iter().filter(|c| matches!(c.failure, Some(("error", _)))).count();

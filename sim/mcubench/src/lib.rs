@@ -6,6 +6,7 @@
 //! [`plugin`] finds or builds the QEMU TCG plugin that makes instruction counts exact.
 
 pub mod board;
+pub mod budget_check;
 pub mod build;
 pub mod contain;
 pub mod diff;
@@ -22,6 +23,7 @@ pub mod scenario;
 pub mod shard;
 pub mod stack;
 pub mod stack_annotations;
+pub mod vectors;
 pub mod verdict;
 
 pub use board::{BOARDS, Board};

@@ -129,12 +129,20 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: TextFormat,
     },
-    /// Worst-case stack bounds from the call graph of any Cortex-M ELF.
+    /// Worst-case stack bounds from the call graph of any Cortex-M ELF, or of every board ×
+    /// profile of a scenario (built as `run` does).
     Stack {
+        /// An ELF (needs --board), or a scenario file (`.yaml`/`.yml`): one section per board ×
+        /// profile, with the scenario's annotation file (`NAME.stack.yaml`) when it has one.
+        #[arg(value_name = "ELF|SCENARIO")]
         elf: PathBuf,
-        /// The board whose core runs the code (instruction set, FPU, exception frames).
+        /// The board whose core runs the code (instruction set, FPU, exception frames); for a
+        /// scenario, only this board.
         #[arg(long)]
-        board: String,
+        board: Option<String>,
+        /// For a scenario: only this build profile.
+        #[arg(long)]
+        profile: Option<String>,
         /// Also bound these functions (symbol or demangled name).
         #[arg(long = "function", value_name = "NAME")]
         functions: Vec<String>,
@@ -258,7 +266,34 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Stack { elf, board: board_name, functions, annotations, format } => {
+        Command::Stack { elf, board: board_name, profile, functions, annotations, format } => {
+            let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+            if mcubench::stack::is_scenario_path(&elf) {
+                let cells = mcubench::stack::analyze_scenario(
+                    &elf,
+                    board_name.as_deref(),
+                    profile.as_deref(),
+                    annotations.as_deref(),
+                )
+                .map_err(InputError)?;
+                for note in cells.iter().flat_map(|c| &c.ignored) {
+                    eprintln!("mcubench: note: {note}");
+                }
+                match format {
+                    TextFormat::Json => println!(
+                        "{}",
+                        serde_json::to_string_pretty(&mcubench::stack::cells_json(&cells, &names))
+                            .expect("serializable")
+                    ),
+                    TextFormat::Table => print(&mcubench::stack::cells_text(&cells, &names)),
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            if profile.is_some() {
+                return Err(InputError("--profile needs a scenario file, not an ELF".into()));
+            }
+            let board_name =
+                board_name.ok_or_else(|| InputError(format!("{}: an ELF needs --board", elf.display())))?;
             let board = board(&board_name)?;
             let image = ElfImage::read(&elf)?;
             let (report, ignored) =
@@ -266,7 +301,6 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             for note in ignored {
                 eprintln!("mcubench: note: {note}");
             }
-            let names: Vec<&str> = functions.iter().map(String::as_str).collect();
             let view = report.view(&names);
             if let Some(missing) = view.not_found.first() {
                 return Err(InputError(format!(
@@ -416,6 +450,14 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     }
                 }
                 scenario.profiles.retain(|p| profiles.contains(&p.name));
+            }
+            // Bad input before any work, so it exits 2 with no report written: an ELF that is not a
+            // 32-bit little-endian ARM ELF, an impossible budget (see budget_check.rs).
+            if let mcubench::scenario::Firmware::Elf { path } = &scenario.firmware {
+                ElfImage::read(path)?;
+            }
+            for warning in mcubench::budget_check::check(&scenario).map_err(InputError)? {
+                eprintln!("mcubench: warning: {warning}");
             }
             // Bars and colours only for a person at a terminal: never in CI logs or pipes.
             let ci = std::env::var_os("CI").is_some();

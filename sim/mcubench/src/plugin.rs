@@ -22,13 +22,14 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use mcubench_elf::ElfImage;
+use mcubench_elf::functions::FunctionMap;
 
 /// Environment variable that selects the plugin (`off` or a path).
 pub const ENV: &str = "MCUBENCH_QEMU_PLUGIN";
 /// The plugin's file name as cargo builds it.
 pub const FILE_NAME: &str = "libmcubench_qemu_plugin.so";
 /// First line of a results file this host reads.
-pub const RESULTS_HEADER: &str = "mcubench-qemu-plugin/2";
+pub const RESULTS_HEADER: &str = "mcubench-qemu-plugin/3";
 
 /// Symbols the firmware defines for region markers (see `firmware/PROTOCOL.md`).
 pub const ENTER_SYMBOL: &str = "mcubench_region_enter";
@@ -152,8 +153,8 @@ pub fn plugin_option(so: &Path, out: &Path, markers: Option<&Markers>) -> String
     plugin_option_with(so, out, markers, None, None)
 }
 
-/// [`plugin_option`] plus `core=` (cycle estimates with that core's model) and `functions=`
-/// (per-function profile; needs `core`).
+/// [`plugin_option`] plus `core=` (cycle estimates with that core's model) and `functions=` with
+/// `profile=on` (per-function profile; needs `core`).
 pub fn plugin_option_with(
     so: &Path,
     out: &Path,
@@ -161,21 +162,190 @@ pub fn plugin_option_with(
     core: Option<mcubench_timing::Core>,
     functions: Option<&Path>,
 ) -> String {
+    plugin_option_from(
+        so,
+        out,
+        &PluginOptions { markers, core, functions, profile: functions.is_some(), ..PluginOptions::default() },
+    )
+}
+
+/// Everything the host can ask of the plugin (arguments: `sim/qemu-plugin/src/lib.rs`).
+#[derive(Debug, Clone, Default)]
+pub struct PluginOptions<'a> {
+    pub markers: Option<&'a Markers>,
+    /// Cycle estimates with this core's model (needed by everything below).
+    pub core: Option<mcubench_timing::Core>,
+    /// The functions file ([`functions_file`]): shadow call stack, function regions.
+    pub functions: Option<&'a Path>,
+    /// Report the per-function profile (needs `functions`).
+    pub profile: bool,
+    /// Wait states of the cycle model.
+    pub wait_states: &'a [mcubench_timing::WaitStates],
+    /// The stack probe: ([lo, hi) of the stack, code ranges whose stores are ignored).
+    pub stack_probe: Option<&'a StackProbeRange>,
+}
+
+/// What the stack probe watches: stores to `[lo, hi)`, except those by the code in `skip`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackProbeRange {
+    pub lo: u32,
+    pub hi: u32,
+    pub skip: Vec<(u32, u32)>,
+}
+
+/// Names of the firmware's own stack-painting helpers, whose stores the probe ignores (they
+/// write the paint pattern below the stack pointer): the C protocol header's `mb_measure` (GCC
+/// clones such as `mb_measure.constprop.0` included) and the Rust support crate's `measure`.
+const PAINTERS: [&str; 2] = ["mb_measure", "mcubench_support::measure"];
+
+impl StackProbeRange {
+    /// The probe for `image`: the stack from the lowest address it may reach (cortex-m-rt's
+    /// `_stack_end`, else the end of the static RAM data below the initial SP) up to the initial
+    /// SP (vector table word 0); stores by the reset handler (which paints the whole stack) and
+    /// by the stack-painting helpers [`PAINTERS`] are ignored. `None` without a vector table.
+    pub fn for_image(image: &ElfImage) -> Option<StackProbeRange> {
+        let hi = image.vector_table()?.initial_sp;
+        let lo = match image.symbol("_stack_end") {
+            Some(s) if (s.address as u32) < hi => s.address as u32,
+            _ => image
+                .sections()
+                .iter()
+                .filter(|s| s.alloc && s.size > 0 && (s.write || s.nobits))
+                .filter(|s| mcubench_elf::memory::categorize(s) != mcubench_elf::Category::Reservation)
+                .map(|s| s.vma.saturating_add(s.size))
+                .filter(|&end| end <= u64::from(hi))
+                .max()
+                .map_or(hi & !0xffff, |end| end as u32),
+        };
+        let map = FunctionMap::new(image);
+        let reset = image.vector_table().map(|v| v.reset & !1);
+        let skip = map
+            .functions()
+            .iter()
+            .filter(|f| {
+                Some(f.start) == reset
+                    || PAINTERS.iter().any(|p| {
+                        let base = f.demangled.split('.').next().unwrap_or(&f.demangled);
+                        base == *p || f.demangled.starts_with(&format!("{p}<"))
+                    })
+            })
+            .map(|f| (f.start, f.end))
+            .collect();
+        Some(StackProbeRange { lo, hi, skip })
+    }
+}
+
+/// [`plugin_option`] with every option.
+pub fn plugin_option_from(so: &Path, out: &Path, o: &PluginOptions<'_>) -> String {
     let esc = |p: &Path| p.display().to_string().replace(',', ",,");
     let mut s = format!("{},out={}", esc(so), esc(out));
-    if let Some(m) = markers {
+    if let Some(m) = o.markers {
         s.push_str(&format!(
             ",enter=0x{:x},enter_size={},exit=0x{:x},exit_size={},regions=0x{:x},regions_count={}",
             m.enter.0, m.enter.1, m.exit.0, m.exit.1, m.regions, m.regions_count
         ));
     }
-    if let Some(core) = core {
+    if let Some(core) = o.core {
         s.push_str(&format!(",core={}", core.label()));
     }
-    if let Some(f) = functions {
+    if let Some(f) = o.functions {
         s.push_str(&format!(",functions={}", esc(f)));
     }
+    if o.profile {
+        s.push_str(",profile=on");
+    }
+    for w in o.wait_states {
+        s.push_str(&format!(",wait=0x{:x}:0x{:x}:{}:{}", w.start, w.end, w.fetch, w.data));
+    }
+    if let Some(p) = o.stack_probe {
+        s.push_str(&format!(",stack=0x{:x}:0x{:x}", p.lo, p.hi));
+        for (a, b) in &p.skip {
+            s.push_str(&format!(",stack_skip=0x{a:x}:0x{b:x}"));
+        }
+    }
     s
+}
+
+/// One function of the shadow stack's table: `[start, start + size)`, its display name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionEntry {
+    pub start: u32,
+    pub size: u32,
+    /// Demangled name.
+    pub name: String,
+    /// The symbol names (mangled) at this address.
+    pub symbols: Vec<String>,
+}
+
+/// The functions of `image` for the plugin's shadow stack: every Thumb function of the ELF's
+/// symbol table (`mcubench_elf::functions`: assembly labels without `.size` end at the next
+/// function), by address.
+pub fn function_table(image: &ElfImage) -> Vec<FunctionEntry> {
+    FunctionMap::new(image)
+        .functions()
+        .iter()
+        .filter(|f| f.thumb && f.end > f.start)
+        .map(|f| FunctionEntry {
+            start: f.start,
+            size: f.end - f.start,
+            name: f.demangled.clone(),
+            symbols: std::iter::once(f.name.clone()).chain(f.aliases.iter().cloned()).collect(),
+        })
+        .collect()
+}
+
+/// For each name of a scenario's `regions`, the indices into `table` of the functions it names:
+/// a demangled name (`keccak::backends::soft::keccak_p`) or a symbol name as stored in the ELF
+/// (mangled, or a C name). A demangled name may name several functions (monomorphised copies of
+/// a generic function): all of them. A name that names nothing is an error that says so.
+pub fn resolve_regions(table: &[FunctionEntry], names: &[String], elf: &str) -> Result<Vec<Vec<usize>>, String> {
+    names
+        .iter()
+        .map(|name| {
+            let found: Vec<usize> = table
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| {
+                    f.name == *name || f.symbols.iter().any(|s| s == name || mcubench_elf::demangle(s) == *name)
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if !found.is_empty() {
+                return Ok(found);
+            }
+            let similar: Vec<&str> = table
+                .iter()
+                .map(|f| f.name.as_str())
+                .filter(|n| n.ends_with(&format!("::{name}")) || n.split('.').next() == Some(name.as_str()))
+                .take(5)
+                .collect();
+            let hint = if similar.is_empty() {
+                "; was it inlined everywhere, or is it spelled differently (`mcubench size` lists symbols)?".to_string()
+            } else {
+                format!("; did you mean {}?", similar.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+            };
+            Err(format!("scenario `regions`: no function named `{name}` in {elf}{hint}"))
+        })
+        .collect()
+}
+
+/// The functions file: `0x<start> <size>[ <region>]` per function of `table`, the region column
+/// for the functions `regions` (from [`resolve_regions`]) names.
+pub fn functions_file(table: &[FunctionEntry], regions: &[Vec<usize>]) -> String {
+    let mut region_of = vec![None; table.len()];
+    for (id, indices) in regions.iter().enumerate() {
+        for &i in indices {
+            region_of[i] = Some(id);
+        }
+    }
+    table
+        .iter()
+        .zip(region_of)
+        .map(|(f, r)| match r {
+            Some(id) => format!("0x{:x} {} {id}\n", f.start, f.size),
+            None => format!("0x{:x} {}\n", f.start, f.size),
+        })
+        .collect()
 }
 
 /// One region id's statistics (semantics: `sim/qemu-plugin/src/regions.rs`).
@@ -189,6 +359,8 @@ pub struct RegionStats {
     /// Estimated cycles of the completed activations: (sum, min, max); present exactly when the
     /// run has a cycle total.
     pub cycles: Option<(u64, u64, u64)>,
+    /// Stack probe: the lowest stack address a probed store wrote during a completed activation.
+    pub stack_low: Option<u32>,
 }
 
 /// One call-tree node of a profile: self cost of the stack `frames` (outermost first; indices into
@@ -206,6 +378,10 @@ pub struct PluginResults {
     /// Whole-run instructions (TB-granular: device-register reads outside regions may add a few).
     pub insns: u64,
     pub regions: BTreeMap<u32, RegionStats>,
+    /// Function regions, by index in the scenario's `regions` list.
+    pub functions: BTreeMap<u32, RegionStats>,
+    /// Stack probe: `Some(lowest address written)` when probing (`Some(None)`: no probed store).
+    pub probe: Option<Option<u32>>,
     /// Region ids still open at exit.
     pub open: Vec<u32>,
     /// Marker misuse the plugin saw (an exit that does not match the innermost open region).
@@ -276,7 +452,16 @@ impl PluginResults {
                     }
                 }
                 "error" => r.errors.push(rest.to_string()),
-                "region" | "open" => {
+                "probe" if r.probe.is_some() => return Err(bad("probe given twice")),
+                "probe" => {
+                    r.probe = Some(match rest {
+                        "low=none" => None,
+                        _ => Some(
+                            rest.strip_prefix("low=").and_then(|v| v.parse().ok()).ok_or_else(|| bad("bad probe"))?,
+                        ),
+                    })
+                }
+                "region" | "open" | "function" => {
                     let mut f = BTreeMap::new();
                     for token in rest.split(' ') {
                         let (k, v) = token.split_once('=').ok_or_else(|| bad("not key=value"))?;
@@ -298,11 +483,16 @@ impl PluginResults {
                             min: take("min")?,
                             max: take("max")?,
                             cycles: None,
+                            stack_low: None,
                         };
                         if matches!(r.cycles, Some(Ok(_))) {
                             s.cycles = Some((take("cycles")?, take("cycles_min")?, take("cycles_max")?));
                         }
-                        if r.regions.insert(id, s).is_some() {
+                        if let Some(low) = f.remove("stack_low") {
+                            s.stack_low = Some(u32::try_from(low).map_err(|_| bad("stack_low out of range"))?);
+                        }
+                        let map = if kind == "region" { &mut r.regions } else { &mut r.functions };
+                        if map.insert(id, s).is_some() {
                             return Err(bad("region listed twice"));
                         }
                     }
@@ -350,7 +540,7 @@ mod tests {
     #[test]
     fn parses_a_results_file() {
         let r = PluginResults::parse(
-            "mcubench-qemu-plugin/2\ninsns 1000\n\
+            "mcubench-qemu-plugin/3\ninsns 1000\n\
              region id=0 entries=1 completed=1 total=500 min=500 max=500\n\
              region id=3 entries=2 completed=1 total=7 min=7 max=7\nopen id=3 at=900\nerror oops\nend\n",
         )
@@ -366,7 +556,7 @@ mod tests {
     #[test]
     fn parses_cycles_models_and_stacks() {
         let r = PluginResults::parse(
-            "mcubench-qemu-plugin/2\ninsns 10\ncycles 25\nmodel cortex-m4 model\n\
+            "mcubench-qemu-plugin/3\ninsns 10\ncycles 25\nmodel cortex-m4 model\n\
              region id=0 entries=1 completed=1 total=5 min=5 max=5 cycles=9 cycles_min=9 cycles_max=9\n\
              stack cycles=20 insns=8 frames=0;-;3\nend\n",
         )
@@ -375,21 +565,32 @@ mod tests {
         assert_eq!(r.model.as_deref(), Some("cortex-m4 model"));
         assert_eq!(r.single_activation_cycles(0), Ok(Some(9)));
         assert_eq!(r.stacks, vec![StackCost { frames: vec![Some(0), None, Some(3)], cycles: 20, insns: 8 }]);
+        let f = PluginResults::parse(
+            "mcubench-qemu-plugin/3\ninsns 10\ncycles 25\nmodel m\n\
+             region id=0 entries=1 completed=1 total=5 min=5 max=5 cycles=9 cycles_min=9 cycles_max=9 stack_low=100\n\
+             function id=1 entries=4 completed=4 total=8 min=2 max=2 cycles=16 cycles_min=4 cycles_max=4\n\
+             probe low=96\nend\n",
+        )
+        .unwrap();
+        assert_eq!(f.regions[&0].stack_low, Some(100));
+        assert_eq!(f.functions[&1].cycles, Some((16, 4, 4)));
+        assert_eq!(f.functions[&1].stack_low, None);
+        assert_eq!(f.probe, Some(Some(96)));
         let u = PluginResults::parse(
-            "mcubench-qemu-plugin/2\ninsns 10\ncycles-unavailable undecodable 0x1 at 0x2\nmodel m\n\
+            "mcubench-qemu-plugin/3\ninsns 10\ncycles-unavailable undecodable 0x1 at 0x2\nmodel m\n\
              region id=0 entries=1 completed=1 total=5 min=5 max=5\nend\n",
         )
         .unwrap();
         assert_eq!(u.cycles, Some(Err("undecodable 0x1 at 0x2".into())));
         assert_eq!(u.single_activation_cycles(0), Ok(None));
         for (text, expected) in [
-            ("mcubench-qemu-plugin/2\ninsns 1\ncycles 2\nend\n", "without a model"),
+            ("mcubench-qemu-plugin/3\ninsns 1\ncycles 2\nend\n", "without a model"),
             (
-                "mcubench-qemu-plugin/2\ninsns 1\ncycles 2\nmodel m\nregion id=0 entries=1 completed=1 total=1 min=1 max=1\nend\n",
+                "mcubench-qemu-plugin/3\ninsns 1\ncycles 2\nmodel m\nregion id=0 entries=1 completed=1 total=1 min=1 max=1\nend\n",
                 "no `cycles`",
             ),
-            ("mcubench-qemu-plugin/2\ninsns 1\ncycles 2\ncycles 3\nmodel m\nend\n", "twice"),
-            ("mcubench-qemu-plugin/2\ninsns 1\nstack cycles=1 frames=0\nend\n", "stack needs"),
+            ("mcubench-qemu-plugin/3\ninsns 1\ncycles 2\ncycles 3\nmodel m\nend\n", "twice"),
+            ("mcubench-qemu-plugin/3\ninsns 1\nstack cycles=1 frames=0\nend\n", "stack needs"),
         ] {
             let e = PluginResults::parse(text).unwrap_err();
             assert!(e.contains(expected), "{text:?}: {e}");
@@ -399,17 +600,17 @@ mod tests {
     #[test]
     fn partial_or_malformed_files_are_errors() {
         for (text, expected) in [
-            ("", "not a `mcubench-qemu-plugin/2`"),
-            ("mcubench-qemu-plugin/2\ninsns 5\n", "partial results file"),
-            ("mcubench-qemu-plugin/2\nend\n", "lacks `insns`"),
-            ("mcubench-qemu-plugin/2\ninsns x\nend\n", "bad instruction count"),
-            ("mcubench-qemu-plugin/2\ninsns 1\nregion id=1 entries=1\nend\n", "no `completed`"),
+            ("", "not a `mcubench-qemu-plugin/3`"),
+            ("mcubench-qemu-plugin/3\ninsns 5\n", "partial results file"),
+            ("mcubench-qemu-plugin/3\nend\n", "lacks `insns`"),
+            ("mcubench-qemu-plugin/3\ninsns x\nend\n", "bad instruction count"),
+            ("mcubench-qemu-plugin/3\ninsns 1\nregion id=1 entries=1\nend\n", "no `completed`"),
             (
-                "mcubench-qemu-plugin/2\ninsns 1\nregion id=1 entries=1 completed=1 total=1 min=1 max=1 x=1\nend\n",
+                "mcubench-qemu-plugin/3\ninsns 1\nregion id=1 entries=1 completed=1 total=1 min=1 max=1 x=1\nend\n",
                 "unknown field",
             ),
-            ("mcubench-qemu-plugin/2\ninsns 1\nend\nmore\n", "after `end`"),
-            ("mcubench-qemu-plugin/2\ninsns 1\nbogus\nend\n", "unknown line"),
+            ("mcubench-qemu-plugin/3\ninsns 1\nend\nmore\n", "after `end`"),
+            ("mcubench-qemu-plugin/3\ninsns 1\nbogus\nend\n", "unknown line"),
         ] {
             let e = PluginResults::parse(text).unwrap_err();
             assert!(e.contains(expected), "{text:?}: {e}");
@@ -434,7 +635,61 @@ mod tests {
                 Some(mcubench_timing::Core::CortexM0Plus),
                 Some(Path::new("/f,n"))
             ),
-            "/p.so,out=/o,core=cortex-m0+,functions=/f,,n"
+            "/p.so,out=/o,core=cortex-m0+,functions=/f,,n,profile=on"
         );
+        let ws = [mcubench_timing::WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 2 }];
+        let probe = StackProbeRange { lo: 0x2000_0000, hi: 0x2000_4000, skip: vec![(0x40, 0x60)] };
+        assert_eq!(
+            plugin_option_from(
+                Path::new("/p.so"),
+                Path::new("/o"),
+                &PluginOptions {
+                    core: Some(mcubench_timing::Core::CortexM4),
+                    functions: Some(Path::new("/f")),
+                    wait_states: &ws,
+                    stack_probe: Some(&probe),
+                    ..PluginOptions::default()
+                }
+            ),
+            "/p.so,out=/o,core=cortex-m4,functions=/f,wait=0x0:0x400000:1:2,stack=0x20000000:0x20004000,stack_skip=0x40:0x60"
+        );
+    }
+
+    #[test]
+    fn regions_resolve_by_demangled_or_symbol_name_and_unknown_names_are_errors() {
+        let f = |start: u32, name: &str, symbol: &str| FunctionEntry {
+            start,
+            size: 16,
+            name: name.into(),
+            symbols: vec![symbol.into()],
+        };
+        let table = vec![
+            f(0x100, "crc32", "crc32"),
+            f(0x200, "keccak::backends::soft::keccak_p", "_ZN6keccak8backends4soft8keccak_p17h0123456789abcdefE"),
+            f(0x300, "keccak::backends::soft::keccak_p", "_ZN6keccak8backends4soft8keccak_p17hfedcba9876543210E"),
+            f(0x400, "mb_measure.constprop.0", "mb_measure.constprop.0"),
+        ];
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let r = resolve_regions(
+            &table,
+            &names(&[
+                "crc32",
+                "keccak::backends::soft::keccak_p",
+                "_ZN6keccak8backends4soft8keccak_p17h0123456789abcdefE",
+            ]),
+            "x.elf",
+        )
+        .unwrap();
+        assert_eq!(r, vec![vec![0], vec![1, 2], vec![1]]);
+        assert_eq!(functions_file(&table, &r[..2]), "0x100 16 0\n0x200 16 1\n0x300 16 1\n0x400 16\n");
+        let e = resolve_regions(&table, &names(&["keccak_p"]), "x.elf").unwrap_err();
+        assert!(
+            e.contains("no function named `keccak_p` in x.elf; did you mean `keccak::backends::soft::keccak_p`"),
+            "{e}"
+        );
+        let e = resolve_regions(&table, &names(&["mb_measure"]), "x.elf").unwrap_err();
+        assert!(e.contains("did you mean `mb_measure.constprop.0`"), "{e}");
+        let e = resolve_regions(&table, &names(&["nothing"]), "x.elf").unwrap_err();
+        assert!(e.contains("`nothing`") && e.contains("inlined"), "{e}");
     }
 }

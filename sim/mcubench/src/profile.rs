@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use mcubench_elf::{ElfImage, SymbolKind};
+use mcubench_elf::ElfImage;
 
 use crate::board::Board;
 use crate::plugin::{self, Markers, PluginResults};
@@ -51,9 +51,9 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration) -> Result<Profile, 
     let image = ElfImage::read(elf).map_err(|e| e.to_string())?;
     let markers = Markers::find(&image)?;
     let dir = tempfile_dir()?;
-    let functions = function_ranges(&image);
+    let functions = plugin::function_table(&image);
     let functions_file = dir.0.join("functions.txt");
-    let list: String = functions.iter().map(|(a, s, _)| format!("0x{a:x} {s}\n")).collect();
+    let list = plugin::functions_file(&functions, &[]);
     std::fs::write(&functions_file, list).map_err(|e| format!("cannot write {}: {e}", functions_file.display()))?;
     let out = dir.0.join("results.txt");
     let option = plugin::plugin_option_with(
@@ -71,7 +71,7 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration) -> Result<Profile, 
         return Err(format!("QEMU did not exit normally ({:?}); no profile", run.end));
     }
     let results = PluginResults::read(&out)?;
-    let names: Vec<&str> = functions.iter().map(|f| f.2.as_str()).collect();
+    let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
     from_results(board, &results, &names)
 }
 
@@ -174,19 +174,6 @@ impl Profile {
             crate::report::render(&rows, 1)
         )
     }
-}
-
-/// Function symbols with a size, one per address (the first name of aliases), by address.
-fn function_ranges(image: &ElfImage) -> Vec<(u64, u64, String)> {
-    let mut v: Vec<(u64, u64, String)> = image
-        .symbols()
-        .iter()
-        .filter(|s| s.kind == SymbolKind::Function && s.size > 0)
-        .map(|s| (s.address, s.size, s.demangled.clone()))
-        .collect();
-    v.sort();
-    v.dedup_by_key(|f| f.0);
-    v
 }
 
 struct TempDir(std::path::PathBuf);

@@ -3,7 +3,10 @@
 //! Records are lines on semihosting stdout that start with [`PREFIX`]; every other line is firmware
 //! log. Parsing is strict: a record with an unknown kind, a missing or unknown field, or a malformed
 //! value is an error that names the stdout line number, because a half-understood record must never
-//! turn into a verdict.
+//! turn into a verdict. So is a transcript out of order: `kat` or `end` before `begin`, a second
+//! `begin` or `end`, a `kat` after `end`, one KAT id reported twice, and a record that does not
+//! start its line (output interleaved into a record). `fault` and `panic` may come anywhere: a
+//! fault can strike before `begin` or after `end`.
 
 use std::collections::BTreeMap;
 
@@ -81,20 +84,26 @@ pub struct Transcript {
 impl Transcript {
     pub fn parse(stdout: &str) -> Result<Transcript, ProtocolError> {
         let mut t = Transcript::default();
+        let mut order = Order::default();
         for (index, raw) in stdout.lines().enumerate() {
             let line = index + 1;
             let text = raw.strip_suffix('\r').unwrap_or(raw);
+            let error = |message: String| ProtocolError { line, message, text: text.to_owned() };
+            if let Some((at, _)) = text.match_indices("@mcubench/").find(|(at, _)| *at > 0) {
+                return Err(error(format!(
+                    "`@mcubench/` appears at column {}, but a record must start its line: output was \
+                     interleaved with a record (write each record with one call, ending in a newline)",
+                    at + 1
+                )));
+            }
             match text.strip_prefix(PREFIX) {
-                Some(body) => t.records.push((
-                    line,
-                    parse_record(body).map_err(|message| ProtocolError { line, message, text: text.to_owned() })?,
-                )),
+                Some(body) => {
+                    let record = parse_record(body).map_err(error)?;
+                    order.check(line, &record).map_err(error)?;
+                    t.records.push((line, record));
+                }
                 None if text.starts_with("@mcubench/") => {
-                    return Err(ProtocolError {
-                        line,
-                        message: "unsupported protocol version; this mcubench reads `@mcubench/1`".into(),
-                        text: text.to_owned(),
-                    });
+                    return Err(error("unsupported protocol version; this mcubench reads `@mcubench/1`".into()));
                 }
                 None => t.log.push((line, text.to_owned())),
             }
@@ -140,6 +149,54 @@ impl Transcript {
             Some((line, Record::Fault(f))) => format!("line {line}: fault pc=0x{:08x}", f.pc),
             Some((line, Record::Panic { .. })) => format!("line {line}: panic"),
         }
+    }
+}
+
+/// What the records so far allow next (see the module docs).
+#[derive(Default)]
+struct Order {
+    begin: Option<usize>,
+    end: Option<usize>,
+    /// KAT id → line of its record.
+    kats: BTreeMap<String, usize>,
+}
+
+impl Order {
+    fn check(&mut self, line: usize, record: &Record) -> Result<(), String> {
+        let kind = match record {
+            Record::Begin { .. } => "begin",
+            Record::Kat(_) => "kat",
+            Record::End(_) => "end",
+            Record::Fault(_) | Record::Panic { .. } => return Ok(()),
+        };
+        if let Record::Begin { .. } = record {
+            if let Some(first) = self.begin {
+                return Err(format!(
+                    "a second `begin` record (the first is on line {first}); the firmware restarted or \
+                     two programs share the console"
+                ));
+            }
+            self.begin = Some(line);
+            return Ok(());
+        }
+        if self.begin.is_none() {
+            return Err(format!("a `{kind}` record before any `begin` record; start the run with `begin`"));
+        }
+        if let Some(end) = self.end {
+            return Err(format!("a `{kind}` record after the `end` record on line {end}; `end` must be last"));
+        }
+        match record {
+            Record::Kat(k) => {
+                if let Some(first) = self.kats.insert(k.id.clone(), line) {
+                    return Err(format!(
+                        "KAT `{}` is reported twice (first on line {first}); ids must be unique",
+                        k.id
+                    ));
+                }
+            }
+            _ => self.end = Some(line),
+        }
+        Ok(())
     }
 }
 
@@ -287,8 +344,10 @@ mod tests {
 
     #[test]
     fn kat_records_may_carry_a_region() {
-        let t = Transcript::parse("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 region=7 out=00\n")
-            .unwrap();
+        let t = Transcript::parse(
+            "@mcubench/1 begin fw=x\n@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 region=7 out=00\n",
+        )
+        .unwrap();
         assert_eq!(t.kats().next().unwrap().region, Some(7));
     }
 
@@ -323,10 +382,56 @@ mod tests {
     #[case("@mcubench/1 begin fw=a b", "`b` is not a key=value")]
     #[case("@mcubench/2 begin fw=kat", "unsupported protocol version")]
     #[case("@mcubench/1 panic", "lacks field `msg`")]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 out=00@mcubench/1 end", "column 70")]
+    #[case(
+        "booting @mcubench/1 begin fw=kat",
+        "appears at column 9, but a record must start its line: output was interleaved"
+    )]
+    #[case("@mcubench/1 end passed=0 failed=0 stack=99999999999", "`stack` is not a decimal")]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 out=00 \u{0}", "is not a key=value")]
+    #[case("@mcubench/1 begin fw=k\u{fffd}t", "not an identifier")]
+    #[case("@mcubench/1 begin fw=", "not an identifier")]
+    #[case("@mcubench/1 ", "unknown record kind ``")]
     fn malformed_records_are_errors_that_name_the_line(#[case] record: &str, #[case] expected: &str) {
         let err = Transcript::parse(&format!("log\n{record}\n")).unwrap_err();
         assert_eq!(err.line, 2);
         assert!(err.to_string().contains(expected), "{err}");
         assert!(err.to_string().starts_with("firmware stdout line 2: "), "{err}");
+    }
+
+    const BEGIN: &str = "@mcubench/1 begin fw=kat";
+    const KAT_A: &str = "@mcubench/1 kat id=a alg=A op=hash result=pass ticks=1 stack=1 out=00";
+    const KAT_B: &str = "@mcubench/1 kat id=b alg=A op=hash result=pass ticks=1 stack=1 out=00";
+    const END: &str = "@mcubench/1 end passed=1 failed=0 stack=8";
+    const FAULT: &str =
+        "@mcubench/1 fault kind=hardfault pc=0x00000100 lr=0x00000001 xpsr=0x00000003 cfsr=0x00000000 hfsr=0x00000000";
+
+    #[rstest::rstest]
+    #[case(&[KAT_A, END], 1, "a `kat` record before any `begin` record")]
+    #[case(&[END], 1, "a `end` record before any `begin` record")]
+    #[case(&[BEGIN, KAT_A, BEGIN], 3, "a second `begin` record (the first is on line 1)")]
+    #[case(&[BEGIN, KAT_A, END, END], 4, "a `end` record after the `end` record on line 3")]
+    #[case(&[BEGIN, END, KAT_B], 3, "a `kat` record after the `end` record on line 2")]
+    #[case(&[BEGIN, KAT_A, KAT_B, KAT_A], 4, "KAT `a` is reported twice (first on line 2)")]
+    #[case(&[BEGIN, END, BEGIN], 3, "a second `begin` record")]
+    fn records_out_of_order_are_errors(#[case] lines: &[&str], #[case] line: usize, #[case] expected: &str) {
+        let err = Transcript::parse(&(lines.join("\n") + "\n")).unwrap_err();
+        assert_eq!(err.line, line, "{err}");
+        assert!(err.message.contains(expected), "{err}");
+    }
+
+    #[test]
+    fn faults_and_panics_may_come_before_begin_or_after_end() {
+        for lines in [vec![FAULT], vec![BEGIN, KAT_A, END, FAULT], vec![BEGIN, END, "@mcubench/1 panic msg=late"]] {
+            Transcript::parse(&(lines.join("\n") + "\n")).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_unterminated_last_line_is_still_parsed_strictly() {
+        // Output cut mid-record (a timeout, the output limit) is a protocol error, not a record.
+        let err = Transcript::parse(&format!("{BEGIN}\n@mcubench/1 end passed=1 fa")).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("is not a key=value field"), "{err}");
     }
 }

@@ -41,6 +41,50 @@ pub struct KatReport {
     pub ticks: u64,
     /// Stack the operation used below its caller's SP (painted, a lower bound of the excursion).
     pub stack: u32,
+    /// Stack probe (`stack-probe: true`): the lowest stack address a store wrote during the
+    /// operation (between its region markers); absent without the probe or without a store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_lowest: Option<u32>,
+}
+
+/// Count, total, min and max over the calls of one function region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerCall {
+    pub total: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// One function region (`regions:` in the scenario): every completed call of the named function,
+/// measured inclusively from its first instruction to the return (semantics:
+/// `sim/qemu-plugin/src/calls.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionReport {
+    /// The name as the scenario gives it.
+    pub name: String,
+    /// Completed calls.
+    pub calls: u64,
+    /// Calls still running when the firmware exited (not in the numbers).
+    pub open: u64,
+    pub instructions: PerCall,
+    /// Estimated cycles (the cell's `cycle_model`); `None` without a model.
+    pub cycles: Option<PerCall>,
+    /// Stack probe: the lowest stack address written during a completed call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_lowest: Option<u32>,
+}
+
+/// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackProbe {
+    /// Lowest stack address written by a store (stores by the reset handler and the firmware's
+    /// stack-painting helpers excluded); `None` when nothing was written.
+    pub lowest: Option<u32>,
+    /// Initial SP (vector table word 0) minus `lowest`.
+    pub bytes: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,10 +111,16 @@ pub struct CellReport {
     pub kats: Vec<KatReport>,
     /// Whole-run stack high-water mark from the painted stack, bytes.
     pub stack_high_water: Option<u32>,
+    /// Whole-run stack probe (`stack-probe: true` in the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_probe: Option<StackProbe>,
     /// Static worst-case stack bound from the call graph (`mcubench stack`).
     pub stack_static: Option<StaticStack>,
     pub memory: Option<MemoryReport>,
     pub budgets: Vec<BudgetCheck>,
+    /// Function regions (`regions:` in the scenario), in the scenario's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<RegionReport>,
 }
 
 /// The static stack bound of a cell's ELF: the reset path, and the main stack with every exception
@@ -173,6 +223,11 @@ impl RunReport {
                 .map(String::from)
                 .to_vec(),
         ];
+        // The stack probe's whole-run bytes beside the painted mark, when any cell probed.
+        let probed = self.cells.iter().any(|c| c.stack_probe.is_some());
+        if probed {
+            rows[0].insert(8, "probe B".into());
+        }
         for c in &self.cells {
             let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
             let budget = if c.budgets.is_empty() {
@@ -185,16 +240,12 @@ impl RunReport {
                     .iter()
                     .filter(|b| b.status != BudgetStatus::Ok)
                     .map(|b| {
-                        format!(
-                            "{} {}",
-                            b.metric.label(),
-                            if b.status == BudgetStatus::Exceeded { "over" } else { "unknown" }
-                        )
+                        format!("{} {}", b.name(), if b.status == BudgetStatus::Exceeded { "over" } else { "unknown" })
                     })
                     .collect();
                 over.join(", ")
             };
-            rows.push(vec![
+            let mut row = vec![
                 c.board.clone(),
                 c.core.label().to_string(),
                 c.profile.clone(),
@@ -208,18 +259,26 @@ impl RunReport {
                     Some(s) => s.reset.map_or("unbounded".to_string(), |b| b.to_string()),
                 },
                 budget,
-            ]);
+            ];
+            if probed {
+                row.insert(8, opt(c.stack_probe.map(|p| u64::from(p.bytes))));
+            }
+            rows.push(row);
         }
+        let verdict_column = 3;
+        let budget_column = rows[0].len() - 1;
         let paint = |row: usize, column: usize, padded: &str| -> String {
             if !color || row == 0 {
                 return padded.to_string();
             }
             let text = padded.trim();
             let styled = match column {
-                3 if text == "pass" => console::style(text).green().force_styling(true).to_string(),
-                3 => console::style(text).red().bold().force_styling(true).to_string(),
-                9 if text == "ok" || text == "-" => text.to_string(),
-                9 => console::style(text).red().force_styling(true).to_string(),
+                c if c == verdict_column && text == "pass" => {
+                    console::style(text).green().force_styling(true).to_string()
+                }
+                c if c == verdict_column => console::style(text).red().bold().force_styling(true).to_string(),
+                c if c == budget_column && (text == "ok" || text == "-") => text.to_string(),
+                c if c == budget_column => console::style(text).red().force_styling(true).to_string(),
                 _ => return padded.to_string(),
             };
             padded.replacen(text, &styled, 1)
@@ -278,6 +337,49 @@ impl RunReport {
             out.push_str(&render(&rows, 1));
             out.push_str(&self.cycles_table(&ids));
         }
+        out.push_str(&self.regions_table());
+        out
+    }
+
+    /// Function regions: calls and per-call instructions and estimated cycles (total, min, max),
+    /// one row per region and cell that measured it.
+    fn regions_table(&self) -> String {
+        if self.cells.iter().all(|c| c.regions.is_empty()) {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\nfunction regions (per call, inclusive: first instruction to the return; exact instructions, est. cycles)\n",
+        );
+        let probed = self.cells.iter().any(|c| c.regions.iter().any(|r| r.stack_lowest.is_some()));
+        let mut header: Vec<String> =
+            ["region", "board/profile", "calls", "insns total", "min", "max", "cycles total", "min", "max"]
+                .map(String::from)
+                .to_vec();
+        if probed {
+            header.push("stack lowest".into());
+        }
+        let mut rows = vec![header];
+        for c in &self.cells {
+            for r in &c.regions {
+                let cycles = |f: fn(&PerCall) -> u64| r.cycles.as_ref().map_or("-".to_string(), |p| f(p).to_string());
+                let mut row = vec![
+                    r.name.clone(),
+                    format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile),
+                    if r.open > 0 { format!("{} (+{} open)", r.calls, r.open) } else { r.calls.to_string() },
+                    r.instructions.total.to_string(),
+                    r.instructions.min.to_string(),
+                    r.instructions.max.to_string(),
+                    cycles(|p| p.total),
+                    cycles(|p| p.min),
+                    cycles(|p| p.max),
+                ];
+                if probed {
+                    row.push(r.stack_lowest.map_or("-".to_string(), |a| format!("0x{a:08x}")));
+                }
+                rows.push(row);
+            }
+        }
+        out.push_str(&render(&rows, 2));
         out
     }
 

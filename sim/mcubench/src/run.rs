@@ -17,7 +17,9 @@ use crate::protocol::Transcript;
 use crate::{contain, qemu};
 use sha2::{Digest, Sha256};
 
-use crate::report::{CellReport, CountSource, KatReport, RunReport, SCHEMA, StaticStack};
+use crate::report::{
+    CellReport, CountSource, KatReport, PerCall, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
+};
 use crate::scenario::{Firmware, Profile, Scenario};
 use crate::shard::Shard;
 use crate::verdict::{self, Outcome, Verdict};
@@ -170,7 +172,10 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         stack_static: None,
         memory: None,
         budgets: Vec::new(),
+        regions: Vec::new(),
+        stack_probe: None,
     };
+    let measure = scenario.measure(&cell.profile.name);
     let gate = |report: &mut CellReport| {
         report.budgets = gate::check(
             &cell.profile.budgets,
@@ -181,6 +186,15 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
                 stack_static: report.stack_static.as_ref().and_then(|s| s.reset).map(u64::from),
             },
         );
+        // Cycles/instructions per function region (its most expensive call) or KAT operation.
+        let lookup = |name: &str| -> Option<gate::Counts> {
+            if let Some(r) = report.regions.iter().find(|r| r.name == name) {
+                return Some((r.cycles.map(|c| c.max), (r.calls > 0).then_some(r.instructions.max)));
+            }
+            report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, Some(k.instructions)))
+        };
+        let regions = gate::check_regions(&measure.region_budgets, &lookup);
+        report.budgets.extend(regions);
     };
     let elf = match &cell.elf {
         Ok(path) => path,
@@ -230,11 +244,58 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         }
     };
     let results_file = scratch.0.join("plugin-results.txt");
+    // Function regions and the stack probe need the plugin.
+    if so.is_none() && (!scenario.regions.is_empty() || scenario.stack_probe) {
+        report.verdict = setup_error(format!(
+            "the scenario's `regions` and `stack-probe` need the QEMU plugin, which {}=off disabled",
+            plugin::ENV
+        ));
+        gate(&mut report);
+        return report;
+    }
+    // Function regions: the ELF's functions for the plugin's shadow stack, the named ones marked.
+    let functions_file = scratch.0.join("functions.txt");
+    let functions = if scenario.regions.is_empty() {
+        None
+    } else {
+        let table = plugin::function_table(&image);
+        let elf_name = report.elf.clone().unwrap_or_default();
+        let written = plugin::resolve_regions(&table, &scenario.regions, &elf_name).and_then(|regions| {
+            std::fs::write(&functions_file, plugin::functions_file(&table, &regions))
+                .map_err(|e| format!("cannot write {}: {e}", functions_file.display()))
+        });
+        if let Err(e) = written {
+            report.verdict = setup_error(e);
+            gate(&mut report);
+            return report;
+        }
+        Some(functions_file.as_path())
+    };
+    let probe = if scenario.stack_probe {
+        match plugin::StackProbeRange::for_image(&image) {
+            Some(p) => Some(p),
+            None => {
+                report.verdict =
+                    setup_error(format!("{}: no vector table, so no initial SP for the stack probe", elf.display()));
+                gate(&mut report);
+                return report;
+            }
+        }
+    } else {
+        None
+    };
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
-    // says so in `cycle_model`).
+    // says so in `cycle_model`), with the scenario's wait states.
     let core = plugin::timing_core(board);
-    let option =
-        so.as_ref().map(|so| plugin::plugin_option_with(so, &results_file, markers.as_ref(), Some(core), None));
+    let options = plugin::PluginOptions {
+        markers: markers.as_ref(),
+        core: Some(core),
+        functions,
+        profile: false,
+        wait_states: &measure.wait_states,
+        stack_probe: probe.as_ref(),
+    };
+    let option = so.as_ref().map(|so| plugin::plugin_option_from(so, &results_file, &options));
 
     // Contained: the runner answers semihosting itself (console only) under QEMU's seccomp
     // sandbox; see contain.rs. Native: QEMU serves semihosting from the host.
@@ -266,6 +327,9 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         Some(c) => contain::judge(c, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
         None => verdict::judge(&run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
     };
+    if let Some(vectors) = &scenario.vectors {
+        report.verdict = verdict::check_vectors(report.verdict.clone(), transcript.as_ref(), vectors);
+    }
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
         // The plugin refused to run (wrong QEMU, bad arguments): nothing else QEMU did counts.
         report.verdict = setup_error(format!("{line} (QEMU: {})", run.command));
@@ -314,6 +378,10 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
                     },
                     _ => (None, None),
                 };
+                let stack_lowest = match (k.region, &results, exact) {
+                    (Some(id), Some(r), Some(_)) => r.regions.get(&id).and_then(|s| s.stack_low),
+                    _ => None,
+                };
                 KatReport {
                     id: k.id.clone(),
                     alg: k.alg.clone(),
@@ -324,6 +392,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
                     cycles,
                     ticks: k.ticks,
                     stack: k.stack,
+                    stack_lowest,
                 }
             })
             .collect();
@@ -332,8 +401,34 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         }
         report.stack_high_water = t.end().map(|e| e.stack);
     }
+    if let Some(r) = &results {
+        report.regions = function_regions(&scenario.regions, r);
+        if let (Some(p), Some(low)) = (&probe, r.probe) {
+            report.stack_probe = Some(StackProbe { lowest: low, bytes: low.map_or(0, |l| p.hi.saturating_sub(l)) });
+        }
+    }
     gate(&mut report);
     report
+}
+
+/// The function regions of a results file, in the scenario's order (a region never called has
+/// zero calls).
+fn function_regions(names: &[String], r: &PluginResults) -> Vec<RegionReport> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(id, name)| {
+            let s = r.functions.get(&(id as u32)).cloned().unwrap_or_default();
+            RegionReport {
+                name: name.clone(),
+                calls: s.completed,
+                open: s.entries.saturating_sub(s.completed),
+                instructions: PerCall { total: s.total, min: s.min, max: s.max },
+                cycles: s.cycles.map(|(total, min, max)| PerCall { total, min, max }),
+                stack_lowest: s.stack_low,
+            }
+        })
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {

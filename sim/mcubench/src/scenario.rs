@@ -11,6 +11,8 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer};
 
+use mcubench_timing::WaitStates;
+
 use crate::board::Board;
 
 #[derive(Debug, thiserror::Error)]
@@ -208,6 +210,95 @@ impl Budgets {
     }
 }
 
+/// Per-region limits on estimated cycles and instructions: `{ "crc32": 5000, "sha3-256/empty": 9000 }`.
+/// A key names a function region of the scenario's `regions` (the limit bounds its most expensive
+/// call) or a KAT id (the limit bounds that KAT's operation). Crossing one fails the run like any
+/// budget (exit code 3); a key that names neither is `unknown`, which fails it too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionBudgets {
+    #[serde(default)]
+    pub cycles: IndexMap<String, u64>,
+    #[serde(default)]
+    pub instructions: IndexMap<String, u64>,
+}
+
+impl RegionBudgets {
+    /// `self` with every limit that `over` sets replaced (per key).
+    pub fn overridden_by(&self, over: &RegionBudgets) -> RegionBudgets {
+        let merge = |a: &IndexMap<String, u64>, b: &IndexMap<String, u64>| {
+            let mut m = a.clone();
+            m.extend(b.iter().map(|(k, v)| (k.clone(), *v)));
+            m
+        };
+        RegionBudgets {
+            cycles: merge(&self.cycles, &over.cycles),
+            instructions: merge(&self.instructions, &over.instructions),
+        }
+    }
+}
+
+/// The `budgets:` key as written: [`Budgets`] plus [`RegionBudgets`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudgets {
+    flash: Option<Bytes>,
+    ram: Option<Bytes>,
+    stack: Option<Bytes>,
+    #[serde(rename = "stack-static")]
+    stack_static: Option<Bytes>,
+    #[serde(default)]
+    cycles: IndexMap<String, u64>,
+    #[serde(default)]
+    instructions: IndexMap<String, u64>,
+}
+
+impl RawBudgets {
+    fn split(&self) -> (Budgets, RegionBudgets) {
+        (
+            Budgets { flash: self.flash, ram: self.ram, stack: self.stack, stack_static: self.stack_static },
+            RegionBudgets { cycles: self.cycles.clone(), instructions: self.instructions.clone() },
+        )
+    }
+}
+
+/// One `wait-states:` range: `{ start: 0x0, end: 0x400000, fetch: 1, data: 1 }` (fetch and data
+/// default to 0).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWaitStates {
+    start: u32,
+    end: u32,
+    #[serde(default)]
+    fetch: u32,
+    #[serde(default)]
+    data: u32,
+}
+
+fn wait_states(raw: &[RawWaitStates], at: &str) -> Result<Vec<WaitStates>, String> {
+    raw.iter()
+        .map(|w| {
+            if w.start >= w.end {
+                return Err(format!(
+                    "{at}: range 0x{:x}..0x{:x} is empty (`start` must be below `end`)",
+                    w.start, w.end
+                ));
+            }
+            Ok(WaitStates { start: w.start, end: w.end, fetch: w.fetch, data: w.data })
+        })
+        .collect()
+}
+
+/// What a profile measures beyond [`Profile`]: kept apart so code that builds a `Profile` by
+/// hand need not know about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Measure {
+    /// Wait states for the cycle model (scenario `wait-states`, or the profile's).
+    pub wait_states: Vec<WaitStates>,
+    /// Scenario `budgets.cycles`/`instructions` with the profile's overrides applied.
+    pub region_budgets: RegionBudgets,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFirmware {
@@ -220,6 +311,9 @@ struct RawFirmware {
     features: Vec<String>,
     /// A prebuilt ELF; no build step.
     elf: Option<PathBuf>,
+    /// The KAT vectors (a file, or a directory of `*.txt` files) the host checks every `kat`
+    /// record against; see [`crate::vectors`].
+    vectors: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -233,9 +327,11 @@ struct RawProfile {
     #[serde(default)]
     cfg: Vec<String>,
     #[serde(default)]
-    budgets: Budgets,
+    budgets: RawBudgets,
     #[serde(default)]
     regressions: Regressions,
+    /// Replaces the scenario's `wait-states` for this profile.
+    wait_states: Option<Vec<RawWaitStates>>,
 }
 
 fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -265,10 +361,19 @@ struct RawScenario {
     #[serde(default)]
     profiles: IndexMap<String, RawProfile>,
     #[serde(default)]
-    budgets: Budgets,
+    budgets: RawBudgets,
     #[serde(default)]
     regressions: Regressions,
     timeout: Option<Timeout>,
+    /// Functions measured per call (function regions), by demangled or symbol name.
+    #[serde(default)]
+    regions: Vec<String>,
+    /// Wait states of the cycle model, per address range.
+    #[serde(default, rename = "wait-states")]
+    wait_states: Vec<RawWaitStates>,
+    /// Record the lowest stack address written (per region and whole run) with store callbacks.
+    #[serde(default, rename = "stack-probe")]
+    stack_probe: bool,
 }
 
 /// Where the firmware comes from.
@@ -299,6 +404,14 @@ pub struct Scenario {
     pub boards: Vec<&'static Board>,
     pub profiles: Vec<Profile>,
     pub timeout: Duration,
+    /// Functions measured per call (`regions:`), by demangled or symbol name, resolved per ELF.
+    pub regions: Vec<String>,
+    /// Record the lowest stack address written (`stack-probe: true`).
+    pub stack_probe: bool,
+    /// Per-profile measurement settings ([`Scenario::measure`]).
+    pub measures: IndexMap<String, Measure>,
+    /// `firmware.vectors`, loaded: the host's copy of the KAT vectors.
+    pub vectors: Option<crate::vectors::Vectors>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -381,6 +494,19 @@ impl Scenario {
             boards.push(board);
         }
 
+        let (scenario_budgets, scenario_region_budgets) = raw.budgets.split();
+        let scenario_wait_states = wait_states(&raw.wait_states, "wait-states").map_err(invalid)?;
+        let scenario_measure =
+            Measure { wait_states: scenario_wait_states.clone(), region_budgets: scenario_region_budgets.clone() };
+        let mut measures = IndexMap::new();
+        for name in &raw.regions {
+            if name.trim().is_empty() {
+                return Err(invalid("regions: an empty function name".into()));
+            }
+            if raw.regions.iter().filter(|n| *n == name).count() > 1 {
+                return Err(invalid(format!("regions: `{name}` is listed twice")));
+            }
+        }
         let mut profiles = Vec::new();
         match &firmware {
             Firmware::Cargo { .. } => {
@@ -390,9 +516,10 @@ impl Scenario {
                         opt_level: None,
                         features: Vec::new(),
                         cfg: Vec::new(),
-                        budgets: raw.budgets.clone(),
+                        budgets: scenario_budgets.clone(),
                         regressions: raw.regressions,
                     });
+                    measures.insert("release".to_string(), scenario_measure.clone());
                 }
                 for (name, p) in &raw.profiles {
                     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -400,14 +527,21 @@ impl Scenario {
                             "profiles: `{name}` is not a valid profile name (letters, digits, - and _)"
                         )));
                     }
+                    let (budgets, region_budgets) = p.budgets.split();
                     profiles.push(Profile {
                         name: name.clone(),
                         opt_level: p.opt_level.clone(),
                         features: p.features.clone(),
                         cfg: p.cfg.clone(),
-                        budgets: raw.budgets.overridden_by(&p.budgets),
+                        budgets: scenario_budgets.overridden_by(&budgets),
                         regressions: raw.regressions.overridden_by(&p.regressions),
                     });
+                    let wait_states = match &p.wait_states {
+                        Some(w) => wait_states(w, &format!("profiles.{name}.wait-states")).map_err(invalid)?,
+                        None => scenario_wait_states.clone(),
+                    };
+                    let region_budgets = scenario_region_budgets.overridden_by(&region_budgets);
+                    measures.insert(name.clone(), Measure { wait_states, region_budgets });
                 }
             }
             Firmware::Elf { .. } => {
@@ -422,11 +556,21 @@ impl Scenario {
                     opt_level: None,
                     features: Vec::new(),
                     cfg: Vec::new(),
-                    budgets: raw.budgets.clone(),
+                    budgets: scenario_budgets.clone(),
                     regressions: raw.regressions,
                 });
+                measures.insert(PREBUILT_PROFILE.to_string(), scenario_measure.clone());
             }
         }
+
+        let vectors = raw
+            .firmware
+            .vectors
+            .as_ref()
+            .map(|v| {
+                crate::vectors::Vectors::load(&base.join(v)).map_err(|e| invalid(format!("firmware.vectors: {e}")))
+            })
+            .transpose()?;
 
         Ok(Scenario {
             name: raw.name,
@@ -435,7 +579,16 @@ impl Scenario {
             boards,
             profiles,
             timeout: raw.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
+            regions: raw.regions,
+            stack_probe: raw.stack_probe,
+            measures,
+            vectors,
         })
+    }
+
+    /// Measurement settings of the profile named `profile` (defaults if there is none).
+    pub fn measure(&self, profile: &str) -> Measure {
+        self.measures.get(profile).cloned().unwrap_or_default()
     }
 
     /// Regression limits of the profile named `profile` (scenario defaults if there is none).
@@ -459,6 +612,10 @@ impl Scenario {
                 regressions: Regressions::default(),
             }],
             timeout,
+            regions: Vec::new(),
+            stack_probe: false,
+            measures: IndexMap::new(),
+            vectors: None,
         }
     }
 }
@@ -593,6 +750,44 @@ timeout: 20 s
         assert!(err.contains("cannot be negative"), "{err}");
         let err = load(&dir, &format!("{GOOD}regressions: {{ flsh: 1 % }}\n")).unwrap_err();
         assert!(err.contains("unknown field `flsh`"), "{err}");
+    }
+
+    #[test]
+    fn regions_wait_states_stack_probe_and_region_budgets() {
+        let dir = fixture_dir();
+        let yaml = format!(
+            "{GOOD}regions: [crc32, \"kat::block\"]\nstack-probe: true\n\
+             wait-states: [{{ start: 0x0, end: 0x400000, fetch: 1, data: 1 }}]\n"
+        )
+        .replace("flash: 24 KiB", "flash: 24 KiB\n  cycles: { crc32: 5000, \"sha3-256/empty\": 9000 }\n  instructions: { crc32: 3000 }")
+        .replace(
+            "speed: { opt-level: 3 }",
+            "speed: { opt-level: 3, wait-states: [{ start: 0, end: 0x1000, fetch: 2 }], budgets: { cycles: { crc32: 4000 } } }",
+        );
+        let s = load(&dir, &yaml).unwrap();
+        assert_eq!(s.regions, ["crc32", "kat::block"]);
+        assert!(s.stack_probe);
+        let speed = s.measure("speed");
+        assert_eq!(speed.wait_states, [WaitStates { start: 0, end: 0x1000, fetch: 2, data: 0 }]);
+        assert_eq!(speed.region_budgets.cycles["crc32"], 4000);
+        assert_eq!(speed.region_budgets.cycles["sha3-256/empty"], 9000);
+        assert_eq!(speed.region_budgets.instructions["crc32"], 3000);
+        let size = s.measure("size");
+        assert_eq!(size.wait_states, [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 1 }]);
+        assert_eq!(size.region_budgets.cycles["crc32"], 5000);
+        assert_eq!(s.profiles[0].budgets.flash, Some(Bytes(24 * 1024)), "byte budgets still apply");
+        let plain = load(&dir, GOOD).unwrap();
+        assert!(plain.regions.is_empty() && !plain.stack_probe);
+        assert_eq!(plain.measure("speed"), Measure::default());
+
+        let err = load(&dir, &format!("{GOOD}wait-states: [{{ start: 0x100, end: 0x100 }}]\n")).unwrap_err();
+        assert!(err.contains("wait-states: range 0x100..0x100 is empty"), "{err}");
+        let err = load(&dir, &format!("{GOOD}wait-states: [{{ start: 0, end: 1, fech: 1 }}]\n")).unwrap_err();
+        assert!(err.contains("unknown field `fech`"), "{err}");
+        let err = load(&dir, &format!("{GOOD}regions: [crc32, crc32]\n")).unwrap_err();
+        assert!(err.contains("`crc32` is listed twice"), "{err}");
+        let err = load(&dir, &GOOD.replace("ram: 4096", "ram: 4096\n  cycle: { a: 1 }")).unwrap_err();
+        assert!(err.contains("unknown field `cycle`"), "{err}");
     }
 
     #[rstest::rstest]

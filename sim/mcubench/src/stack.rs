@@ -1,5 +1,6 @@
 //! Static stack bounds for a board's ELF: the analyzer of `mcubench-elf` with the board's core
-//! and the annotation file that sits next to the scenario (`kat.yaml` → `kat.stack.yaml`).
+//! and the annotation file that sits next to the scenario (`kat.yaml` → `kat.stack.yaml`),
+//! whose `priorities:` groups become [`StackOptions::priority_groups`].
 
 use std::path::Path;
 
@@ -17,12 +18,120 @@ pub fn analyze(
     annotations: Option<&Path>,
 ) -> Result<(StackReport, Vec<String>), String> {
     let (arch, fpu) = board.arch();
-    let (annotations, ignored) = match annotations {
-        Some(path) => AnnotationFile::load(path).and_then(|file| file.resolve(image)).map_err(|e| e.to_string())?,
+    let (annotations, priority_groups, ignored) = match annotations {
+        Some(path) => {
+            let file = AnnotationFile::load(path).map_err(|e| e.to_string())?;
+            let (annotations, mut ignored) = file.resolve(image).map_err(|e| e.to_string())?;
+            let (groups, more) = file.priority_groups(image);
+            ignored.extend(more);
+            (annotations, groups, ignored)
+        }
         None => Default::default(),
     };
+    let options = StackOptions { arch, fpu, annotations, priority_groups, ..StackOptions::default() };
     let report =
-        mcubench_elf::stack::analyze(image, &StackOptions { arch, fpu, annotations, ..StackOptions::default() })
-            .map_err(|e| format!("{}: {e}", image.path().display()))?;
+        mcubench_elf::stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
     Ok((report, ignored))
+}
+
+/// One board × profile of a scenario, analysed.
+#[derive(Debug)]
+pub struct Cell {
+    pub board: String,
+    pub profile: String,
+    pub elf: std::path::PathBuf,
+    pub report: StackReport,
+    /// Annotation entries this ELF has no function for.
+    pub ignored: Vec<String>,
+}
+
+/// Whether `path` names a scenario (`.yaml`/`.yml`) rather than an ELF.
+pub fn is_scenario_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// Analyses every board × profile of the scenario at `path` (those named by `board` and
+/// `profile` when given): builds Cargo firmware as `mcubench run` does (or takes the prebuilt
+/// ELF) and uses `annotations`, else the scenario's own annotation file when it has one
+/// ([`crate::stack_annotations::path_for_scenario`]).
+pub fn analyze_scenario(
+    path: &Path,
+    board: Option<&str>,
+    profile: Option<&str>,
+    annotations: Option<&Path>,
+) -> Result<Vec<Cell>, String> {
+    use crate::scenario::{Firmware, Scenario};
+    let s = Scenario::load(path).map_err(|e| e.to_string())?;
+    let boards: Vec<&Board> = s.boards.iter().copied().filter(|b| board.is_none_or(|n| b.name == n)).collect();
+    if let Some(n) = board
+        && boards.is_empty()
+    {
+        return Err(format!("--board {n}: the scenario has no such board"));
+    }
+    let profiles: Vec<_> = s.profiles.iter().filter(|p| profile.is_none_or(|n| p.name == n)).collect();
+    if let Some(n) = profile
+        && profiles.is_empty()
+    {
+        return Err(format!("--profile {n}: the scenario has no such profile"));
+    }
+    let own = crate::stack_annotations::path_for_scenario(path);
+    let annotations = annotations.map(Path::to_path_buf).or_else(|| own.is_file().then_some(own));
+    let target_root = match &s.firmware {
+        Firmware::Cargo { package_dir, .. } => {
+            Some(crate::build::target_directory(package_dir).map_err(|e| e.to_string())?)
+        }
+        Firmware::Elf { .. } => None,
+    };
+    let mut cells = Vec::new();
+    for &b in &boards {
+        for p in &profiles {
+            let elf = match (&s.firmware, &target_root) {
+                (Firmware::Elf { path }, _) => path.clone(),
+                (Firmware::Cargo { package_dir, bin, features }, Some(root)) => {
+                    let fw = crate::build::CargoFirmware { package_dir, bin, features };
+                    crate::build::build(&fw, root, b, p).map_err(|e| e.to_string())?
+                }
+                (Firmware::Cargo { .. }, None) => unreachable!("target directory of Cargo firmware"),
+            };
+            let image = ElfImage::read(&elf).map_err(|e| e.to_string())?;
+            let (report, ignored) = analyze(&image, b, annotations.as_deref())?;
+            cells.push(Cell { board: b.name.to_string(), profile: p.name.clone(), elf, report, ignored });
+        }
+    }
+    Ok(cells)
+}
+
+/// Text for `mcubench stack SCENARIO`: one section per cell.
+pub fn cells_text(cells: &[Cell], functions: &[&str]) -> String {
+    let mut s = String::new();
+    for (k, c) in cells.iter().enumerate() {
+        if k > 0 {
+            s.push('\n');
+        }
+        s.push_str(&format!("== {} / {} ({})\n", c.board, c.profile, c.elf.display()));
+        s.push_str(&c.report.to_text(functions));
+    }
+    s
+}
+
+/// JSON for `mcubench stack SCENARIO --format json`: an array of cells, each the
+/// [`StackReport::view`] with `board`, `profile`, `elf` and `ignored` annotation entries.
+pub fn cells_json(cells: &[Cell], functions: &[&str]) -> serde_json::Value {
+    serde_json::Value::Array(
+        cells
+            .iter()
+            .map(|c| {
+                let mut v = serde_json::to_value(c.report.view(functions)).expect("serializable");
+                if let serde_json::Value::Object(m) = &mut v {
+                    m.insert("board".into(), c.board.clone().into());
+                    m.insert("profile".into(), c.profile.clone().into());
+                    m.insert("elf".into(), c.elf.display().to_string().into());
+                    m.insert("ignored".into(), c.ignored.clone().into());
+                }
+                v
+            })
+            .collect(),
+    )
 }

@@ -16,7 +16,12 @@
 //!   - { from: "core::fmt::write", to: ["core::panicking::panic_fmt"] }
 //! frames:                          # frames of functions the analyzer cannot bound
 //!   vla_sum: 104
+//! priorities:                      # exception handlers that cannot preempt each other
+//!   - [SysTick, UART0]             #   (same priority): only the deepest of a group nests
 //! ```
+//!
+//! Without `priorities` every handler may preempt every other once (conservative); a handler
+//! named in no group still nests with all the others.
 //!
 //! Functions are named by symbol or by demangled name (Rust names without their hash, so
 //! keys survive rebuilds). Loading is strict: an unknown key is an error naming
@@ -44,6 +49,9 @@ pub struct AnnotationFile {
     pub infeasible: Vec<Infeasible>,
     #[serde(default)]
     pub frames: BTreeMap<String, u32>,
+    /// Groups of exception handlers that cannot preempt each other (same priority).
+    #[serde(default)]
+    pub priorities: Vec<Vec<String>>,
     /// Where it was read from (for messages).
     #[serde(skip)]
     pub path: PathBuf,
@@ -221,6 +229,48 @@ impl AnnotationFile {
     }
 }
 
+impl AnnotationFile {
+    /// The `priorities` groups for the analyzer (`None` when the file has none), with a note
+    /// for every name that is not a vector-table handler of `image` (skipped, like the entries
+    /// [`AnnotationFile::resolve`] ignores).
+    pub fn priority_groups(&self, image: &ElfImage) -> (Option<Vec<Vec<String>>>, Vec<String>) {
+        if self.priorities.is_empty() {
+            return (None, Vec::new());
+        }
+        let fmap = FunctionMap::new(image);
+        let handlers: Vec<u32> = image
+            .vector_table()
+            .and_then(|vt| {
+                let n = image.section_by_name(&vt.section)?.size / 4;
+                Some((2..n).filter_map(|k| image.word_at(vt.address + 4 * k)).filter(|w| w & 1 == 1).collect())
+            })
+            .unwrap_or_default();
+        let mut ignored = Vec::new();
+        let groups = self
+            .priorities
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .filter(|name| {
+                        let ok = fmap.by_name(name).is_some_and(|f| handlers.contains(&(f.start | 1)));
+                        if !ok {
+                            ignored.push(format!(
+                                "{}: priorities handler `{name}` is not an exception handler in the vector table of {}: \
+                                 entry ignored",
+                                self.path.display(),
+                                image.path().display()
+                            ));
+                        }
+                        ok
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        (Some(groups), ignored)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,9 +287,10 @@ mod tests {
     fn parses_all_sections() {
         let f = AnnotationFile::parse(
             Path::new("a.yaml"),
-            "recursion: {ping: 11}\nindirect:\n  - site: dispatch@1\n    targets: [op_add]\narrays:\n  - { site: dispatch, symbol: ops }\ninfeasible:\n  - { from: a, to: [b] }\nframes: {vla_sum: 104}\n",
+            "recursion: {ping: 11}\nindirect:\n  - site: dispatch@1\n    targets: [op_add]\narrays:\n  - { site: dispatch, symbol: ops }\ninfeasible:\n  - { from: a, to: [b] }\nframes: {vla_sum: 104}\npriorities:\n  - [SysTick_Handler, Irq0_Handler]\n",
         )
         .expect("parses");
+        assert_eq!(f.priorities, vec![vec!["SysTick_Handler".to_string(), "Irq0_Handler".to_string()]]);
         assert_eq!(f.recursion["ping"], 11);
         assert_eq!(f.arrays[0].stride, 4);
         assert_eq!(f.infeasible[0].to, vec!["b".to_string()]);

@@ -68,14 +68,11 @@ pub fn judge(
             ),
         );
     }
-    let t = match transcript {
-        Ok(t) => t,
-        Err(e) => {
-            return Verdict::new(
-                Outcome::Fail,
-                format!("{e}; fix the firmware's record output (see firmware/PROTOCOL.md)"),
-            );
-        }
+    // A run that was stopped is judged by why it was stopped, even if its output (cut short, or
+    // garbage) is not a valid transcript.
+    let last_record = || match transcript {
+        Ok(t) => t.last_record_summary(),
+        Err(e) => format!("none readable ({e})"),
     };
     match run.end {
         ProcessEnd::TimedOut => {
@@ -83,7 +80,7 @@ pub fn judge(
                 Outcome::Timeout,
                 format!(
                     "no exit within {timeout_secs} s; last record: {}; the firmware hangs or the scenario's `timeout` is too short",
-                    t.last_record_summary()
+                    last_record()
                 ),
             );
         }
@@ -93,12 +90,21 @@ pub fn judge(
                 format!(
                     "the firmware wrote more than {} MiB and was stopped; last record: {}",
                     crate::qemu::OUTPUT_LIMIT / (1024 * 1024),
-                    t.last_record_summary()
+                    last_record()
                 ),
             );
         }
         _ => {}
     }
+    let t = match transcript {
+        Ok(t) => t,
+        Err(e) => {
+            return Verdict::new(
+                Outcome::Fail,
+                format!("{e}; fix the firmware's record output (see firmware/PROTOCOL.md)"),
+            );
+        }
+    };
     if let Some(f) = t.fault() {
         return Verdict::new(
             Outcome::Fault,
@@ -165,6 +171,40 @@ pub fn judge(
     Verdict::new(Outcome::Pass, "")
 }
 
+/// Checks the firmware's `kat` records against the host's copy of the vectors (the scenario's
+/// `firmware.vectors`). A run that would pass fails on any disagreement: a `result=pass` whose
+/// output differs from the vector, an id the vectors lack, a wrong `alg`/`op`, a vector that never
+/// ran. A failing run keeps its outcome and gets the disagreements (not the missing vectors)
+/// appended, since they may explain it. Other outcomes (fault, timeout, no verdict, setup error)
+/// are left alone: they already say why KATs are missing, and an unreadable transcript has no
+/// records to check.
+pub fn check_vectors(
+    verdict: Verdict,
+    transcript: Result<&Transcript, &crate::protocol::ProtocolError>,
+    vectors: &crate::vectors::Vectors,
+) -> Verdict {
+    let Ok(t) = transcript else { return verdict };
+    match verdict.outcome {
+        Outcome::Pass => {
+            let mut problems = vectors.mismatches(t);
+            problems.extend(vectors.missing(t));
+            if problems.is_empty() { verdict } else { Verdict::new(Outcome::Fail, problems.join("; ")) }
+        }
+        Outcome::Fail => {
+            let problems = vectors.mismatches(t);
+            if problems.is_empty() {
+                verdict
+            } else {
+                Verdict::new(
+                    Outcome::Fail,
+                    format!("{}; against the vectors: {}", verdict.message, problems.join("; ")),
+                )
+            }
+        }
+        _ => verdict,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +221,7 @@ mod tests {
 
     const KAT: &str = "@mcubench/1 kat id=a alg=SHA3-256 op=hash result=pass ticks=1 stack=8 out=00\n";
     const BEGIN: &str = "@mcubench/1 begin fw=kat\n";
+    const END: &str = "@mcubench/1 end passed=1 failed=0 stack=64\n";
 
     #[test]
     fn pass_needs_exit_zero_end_record_and_consistent_counts() {
@@ -228,6 +269,77 @@ mod tests {
         let v = verdict(ProcessEnd::Exited(1), "", "qemu-system-arm: mps2 board must be used with cortex-m4 CPU\n");
         assert_eq!(v.outcome, Outcome::SetupError);
         assert!(v.message.contains("must be used with cortex-m4"), "{}", v.message);
+    }
+
+    #[test]
+    fn a_timeout_or_flood_with_unreadable_output_is_still_a_timeout_or_a_flood() {
+        let cut = format!("{BEGIN}@mcubench/1 kat id=a alg=SHA3-256 op=ha");
+        let v = verdict(ProcessEnd::TimedOut, &cut, "");
+        assert_eq!(v.outcome, Outcome::Timeout);
+        assert!(v.message.contains("last record: none readable (firmware stdout line 2: "), "{}", v.message);
+        let v = verdict(ProcessEnd::OutputLimit, &cut, "");
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(v.message.contains("wrote more than 4 MiB"), "{}", v.message);
+    }
+
+    #[rstest::rstest]
+    #[case(&[BEGIN, KAT, KAT], "KAT `a` is reported twice")]
+    #[case(&[KAT], "before any `begin`")]
+    #[case(&[BEGIN, KAT, END, END], "a `end` record after the `end` record")]
+    #[case(&[BEGIN, END, KAT], "a `kat` record after the `end` record")]
+    #[case(&[BEGIN, BEGIN, END], "a second `begin` record")]
+    #[case(&[BEGIN, "\u{1b}[31m\u{0}\u{fffd}garbage @mcubench/1 ", KAT, END], "interleaved")]
+    fn transcripts_out_of_order_fail(#[case] lines: &[&str], #[case] expected: &str) {
+        let out: String =
+            lines.iter().map(|l| if l.ends_with('\n') { l.to_string() } else { format!("{l}\n") }).collect();
+        let v = verdict(ProcessEnd::Exited(0), &out, "");
+        assert_eq!(v.outcome, Outcome::Fail, "{}", v.message);
+        assert!(v.message.contains(expected), "{}", v.message);
+    }
+
+    fn with_vectors(stdout: &str, end: ProcessEnd) -> Verdict {
+        let vectors = crate::vectors::Vectors::parse(
+            std::path::Path::new("v.txt"),
+            "a SHA3-256 msg= out=00\nb SHA3-256 msg=cc out=01\n",
+        )
+        .unwrap();
+        let r = run(end, stdout, "");
+        let t = Transcript::parse(&r.stdout);
+        let v = judge(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"));
+        check_vectors(v, t.as_ref(), &vectors)
+    }
+
+    const KAT_B: &str = "@mcubench/1 kat id=b alg=SHA3-256 op=hash result=pass ticks=1 stack=8 out=01\n";
+
+    #[test]
+    fn vectors_turn_a_forged_pass_into_a_fail() {
+        let ok = format!("{BEGIN}{KAT}{KAT_B}@mcubench/1 end passed=2 failed=0 stack=64\n");
+        assert_eq!(with_vectors(&ok, ProcessEnd::Exited(0)), Verdict::new(Outcome::Pass, ""));
+        let forged = ok.replace("out=01", "out=ff");
+        let v = with_vectors(&forged, ProcessEnd::Exited(0));
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert_eq!(
+            v.message,
+            "firmware reported pass but its output for b differs from the vector (v.txt:2): expected 01 got ff"
+        );
+        let missing = format!("{BEGIN}{KAT}@mcubench/1 end passed=1 failed=0 stack=64\n");
+        let v = with_vectors(&missing, ProcessEnd::Exited(0));
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert_eq!(v.message, "missing KAT(s): 1 of 2 vector(s) in v.txt never ran: b");
+        let unknown = ok.replace("id=b", "id=c");
+        let v = with_vectors(&unknown, ProcessEnd::Exited(0));
+        assert!(v.message.contains("KAT `c`, which is not in the scenario's vectors"), "{}", v.message);
+    }
+
+    #[test]
+    fn vectors_leave_a_timeout_alone_and_add_to_a_fail() {
+        let v = with_vectors(&format!("{BEGIN}{KAT}"), ProcessEnd::TimedOut);
+        assert_eq!(v.outcome, Outcome::Timeout);
+        assert!(!v.message.contains("missing"), "{}", v.message);
+        let forged = format!("{BEGIN}{KAT}{}", KAT_B.replace("out=01", "out=ff"));
+        let v = with_vectors(&format!("{forged}@mcubench/1 end passed=2 failed=0 stack=64\n"), ProcessEnd::Exited(1));
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(v.message.starts_with("the firmware reported success but QEMU exited 1; against the vectors: firmware reported pass but its output for b differs"), "{}", v.message);
     }
 
     #[test]

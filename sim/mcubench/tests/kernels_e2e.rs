@@ -101,3 +101,125 @@ fn kernel_cycles_are_deterministic() {
     });
     assert!(parallel.iter().all(|p| *p == reference), "{reference:?} vs {parallel:?}");
 }
+
+/// Function regions on the kernels themselves (`regions: [k_delay, ...]`): no marker overhead, so
+/// each call's cycles must equal the static price of the path the kernel runs (setup, 99 taken
+/// loop bodies, one not taken, exit), priced by `Model` from the ELF's bytes with the same wait
+/// states. At zero wait states that is the TRM total; with one flash fetch wait state it is
+/// larger, and still exact and deterministic. `k_empty` (a lone `bx lr`) counts 1 instruction.
+mod function_regions {
+    use super::*;
+    use mcubench_timing::{Params, WaitStates};
+
+    /// (kernel, loop body blocks as (from, to) labels; empty: `K_loop`..`K_exit`)
+    const KERNELS: [(&str, &[(&str, &str)]); 7] = [
+        ("k_delay", &[]),
+        ("k_loads", &[]),
+        ("k_chase", &[]),
+        ("k_ldm", &[]),
+        ("k_branch", &[]),
+        ("k_mac", &[]),
+        ("k_tbb", &[("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")]),
+    ];
+
+    fn run_functions(elf: &Path, board: &Board, names: &[&str], ws: &[WaitStates]) -> PluginResults {
+        let so = plugin::locate().unwrap().expect("plugin enabled");
+        let image = ElfImage::read(elf).unwrap();
+        let table = plugin::function_table(&image);
+        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let regions = plugin::resolve_regions(&table, &names, "kernels").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let functions = dir.path().join("functions");
+        std::fs::write(&functions, plugin::functions_file(&table, &regions)).unwrap();
+        let out = dir.path().join("results");
+        let options = plugin::PluginOptions {
+            core: Some(plugin::timing_core(board)),
+            functions: Some(&functions),
+            wait_states: ws,
+            ..plugin::PluginOptions::default()
+        };
+        let option = plugin::plugin_option_from(&so, &out, &options);
+        let run = qemu::run_plugin(board, elf, Duration::from_secs(20), Some(&option)).unwrap();
+        assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
+        PluginResults::read(&out).unwrap()
+    }
+
+    /// The static price of kernel `k` in `image` with `model` (as in sim/timing/tests/kernels.rs).
+    fn static_price(image: &ElfImage, model: &Model, k: &str, body: &[(&str, &str)]) -> u64 {
+        let decoder = Decoder::new(Arch::V7EM, true).unwrap();
+        let addr = |name: &str| image.symbol(name).unwrap_or_else(|| panic!("no symbol {name}")).address;
+        let block = |from: &str, to: &str| {
+            let (a, b) = (addr(from), addr(to));
+            let (insns, err) = decoder.decode_block(a as u32, image.bytes_at(a, b - a).unwrap());
+            assert!(err.is_none(), "{from}: {err:?}");
+            model.block(&insns)
+        };
+        let default_body = [(format!("{k}_loop"), format!("{k}_exit"))];
+        let body: Vec<(String, String)> = if body.is_empty() {
+            default_body.to_vec()
+        } else {
+            body.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        };
+        let (mut taken, mut not_taken) = (0, 0);
+        for (i, (from, to)) in body.iter().enumerate() {
+            let b = block(from, to);
+            taken += b.fall_through + if i + 1 == body.len() { b.taken_extra } else { 0 };
+            not_taken += b.fall_through;
+        }
+        let setup = block(k, &format!("{k}_loop"));
+        let exit = block(&format!("{k}_exit"), &format!("{k}_end"));
+        setup.fall_through + 99 * taken + not_taken + exit.fall_through
+    }
+
+    fn cycles_per_kernel(ws: &[WaitStates]) -> Vec<u64> {
+        let board = Board::find("mps2-an386").unwrap();
+        let elf = common::c_firmware("kernels-armv7m");
+        let mut names = vec!["k_empty"];
+        names.extend(KERNELS.iter().map(|k| k.0));
+        let r = run_functions(&elf, board, &names, ws);
+        assert!(matches!(r.cycles, Some(Ok(_))), "{:?}", r.cycles);
+        let empty = &r.functions[&0];
+        assert_eq!(
+            (empty.completed, empty.total, empty.cycles.unwrap().0),
+            (1, 1, bx_lr(Core::CortexM4) + ws_fetch(ws))
+        );
+        (1..names.len() as u32)
+            .map(|id| {
+                let s = &r.functions[&id];
+                assert_eq!((s.entries, s.completed), (1, 1), "{}", names[id as usize]);
+                s.cycles.unwrap().0
+            })
+            .collect()
+    }
+
+    /// `bx lr` at k_empty pays the fetch wait state (k_empty is word aligned) and the refill's.
+    fn ws_fetch(ws: &[WaitStates]) -> u64 {
+        ws.first().map_or(0, |w| 2 * u64::from(w.fetch))
+    }
+
+    #[test]
+    fn kernel_calls_cost_their_trm_totals_and_the_static_price_with_wait_states() {
+        let zero = cycles_per_kernel(&[]);
+        assert_eq!(zero, [302, 703, 704, 1303, 503, 804, 603], "TRM totals at 0 WS, no marker overhead");
+        let ws = [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 0 }];
+        let slow = cycles_per_kernel(&ws);
+        let image = ElfImage::read(&common::c_firmware("kernels-armv7m")).unwrap();
+        let model =
+            Model::with_params(Core::CortexM4, Params { wait_states: ws.to_vec(), ..Params::for_core(Core::CortexM4) });
+        for (i, (k, body)) in KERNELS.iter().enumerate() {
+            let expected = static_price(&image, &model, k, body);
+            eprintln!("{k}: 0 WS {}, 1 fetch WS {} (static price {expected})", zero[i], slow[i]);
+            assert!(slow[i] > zero[i], "{k}: a wait state costs cycles");
+            assert_eq!(slow[i], expected, "{k}: plugin with 1 fetch WS vs the static price");
+        }
+        assert_eq!(cycles_per_kernel(&ws), slow, "deterministic");
+    }
+
+    #[test]
+    fn the_cycle_model_says_custom_wait_states() {
+        let board = Board::find("mps2-an386").unwrap();
+        let ws = [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 1 }];
+        let r = run_functions(&common::c_firmware("kernels-armv7m"), board, &["k_delay"], &ws);
+        assert!(r.model.as_deref().is_some_and(|m| m.contains("custom WS")), "{:?}", r.model);
+    }
+}

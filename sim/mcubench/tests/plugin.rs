@@ -126,3 +126,124 @@ fn firmware_without_markers_falls_back_to_ticks() {
     assert!(!cell.kats.is_empty());
     assert!(cell.kats.iter().all(|k| k.instructions_source == CountSource::Systick));
 }
+
+/// A scenario for `elf` (copied next to it) on mps2-an386 with extra YAML lines.
+fn elf_scenario(dir: &std::path::Path, elf: &std::path::Path, extra: &str) -> Scenario {
+    let local = dir.join(elf.file_name().unwrap());
+    std::fs::copy(elf, &local).unwrap();
+    let yaml = format!(
+        "name: regions\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\n{extra}",
+        local.file_name().unwrap().to_string_lossy()
+    );
+    Scenario::from_yaml(&dir.join("s.yaml"), &yaml).unwrap()
+}
+
+/// Function regions on a C ELF without markers: `crc32` is called once per KAT (4 times), and
+/// `run` (the KAT's operation, which calls it) costs exactly its 7 own instructions more per call.
+/// Against the tick-derived KAT counts: each KAT's span holds its `run` call plus the same small
+/// overhead, to within a tick.
+#[test]
+fn function_regions_on_a_c_elf_without_markers() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = common::c_firmware("kat-crc32-noinline");
+    let cell = common::only_cell(common::run(&elf_scenario(dir.path(), &elf, "regions: [crc32, run]\n")));
+    assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+    let [crc, run] = &cell.regions[..] else { panic!("{:?}", cell.regions) };
+    assert_eq!((crc.name.as_str(), crc.calls, crc.open), ("crc32", 4, 0));
+    assert_eq!(run.calls, 4);
+    // The empty message: cbz (taken), mov, bx lr: 3 instructions, 2 + 1 + 2 cycles on the M4.
+    assert_eq!((crc.instructions.min, crc.cycles.unwrap().min), (3, 5));
+    assert_eq!(run.instructions.total - crc.instructions.total, 4 * 7, "run = crc32 + 7 instructions per call");
+    assert_eq!(run.instructions.max - crc.instructions.max, 7);
+    let ticks: f64 = cell.kats.iter().map(|k| k.instructions as f64).sum();
+    let overhead = ticks - run.instructions.total as f64;
+    eprintln!("crc32 {:?}; run {:?}; KAT tick spans - run calls = {overhead}", crc, run);
+    assert!(overhead.abs() <= 4.0 * (cell.instructions_per_tick + SLACK), "{overhead}");
+    // Same ELF, same numbers.
+    let again = common::only_cell(common::run(&elf_scenario(dir.path(), &elf, "regions: [crc32, run]\n")));
+    assert_eq!(again.regions, cell.regions);
+}
+
+#[test]
+fn an_unknown_or_inlined_region_function_is_a_setup_error_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // In the normal build, crc32 is inlined into run: no function of that name.
+    let s = elf_scenario(dir.path(), &common::c_firmware("kat-crc32"), "regions: [crc32]\n");
+    let cell = common::only_cell(common::run(&s));
+    assert_eq!(cell.verdict.outcome, Outcome::SetupError);
+    assert!(cell.verdict.message.contains("no function named `crc32` in kat-crc32.elf"), "{}", cell.verdict.message);
+}
+
+/// Cycle and instruction budgets on a function region and on a KAT id: crossing one is a budget
+/// violation (exit code 3), not a run failure; a name that is neither is `unknown`.
+#[test]
+fn region_and_kat_budgets_gate_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = common::c_firmware("kat-crc32-noinline");
+    let within = "regions: [crc32]\nbudgets: { cycles: { crc32: 100000 }, instructions: { \"crc32/a\": 10000 } }\n";
+    let report = common::run(&elf_scenario(dir.path(), &elf, within));
+    assert_eq!(report.status(), mcubench::report::Status::Pass, "{:?}", report.cells[0].budgets);
+    let over = "regions: [crc32]\nbudgets: { cycles: { crc32: 1000 }, instructions: { \"crc32/a\": 1, nowhere: 5 } }\n";
+    let report = common::run(&elf_scenario(dir.path(), &elf, over));
+    assert_eq!(report.status(), mcubench::report::Status::BudgetViolated);
+    let described: Vec<String> = report.cells[0].budgets.iter().map(|b| b.describe()).collect();
+    assert!(
+        described.iter().any(|d| d.starts_with("cycles crc32 ") && d.contains("exceeds the budget of 1000 cycles")),
+        "{described:?}"
+    );
+    assert!(described.iter().any(|d| d.starts_with("instructions crc32/a 120 instructions exceeds")), "{described:?}");
+    assert!(described.iter().any(|d| d.starts_with("instructions nowhere unknown")), "{described:?}");
+    let table = report.to_table();
+    assert!(table.contains("cycles crc32 over") && table.contains("function regions"), "{table}");
+    // The CLI's exit code for a budget violation.
+    std::fs::write(
+        dir.path().join("over.yaml"),
+        format!("name: regions\nfirmware: {{ elf: kat-crc32-noinline.elf }}\nboards: [mps2-an386]\n{over}"),
+    )
+    .unwrap();
+    let out = common::mcubench().arg("run").arg(dir.path().join("over.yaml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A function region on the Rust KAT firmware (a generic function: every monomorphised copy with
+/// that demangled name counts): the Keccak permutation's calls all happen inside the SHA-3/SHAKE
+/// KAT regions and are most of their work, and the stack probe agrees with the painted stack.
+#[test]
+fn function_regions_and_stack_probe_on_the_rust_kat() {
+    let mut scenario = kat_scenario("mps2-an386", "speed");
+    scenario.regions = vec!["keccak::backends::soft::keccak_p".into()];
+    scenario.stack_probe = true;
+    let cell = common::only_cell(common::run(&scenario));
+    assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+    let keccak = &cell.regions[0];
+    eprintln!("{keccak:?}");
+    assert!(keccak.calls >= 10, "{keccak:?}");
+    let (i, c) = (keccak.instructions, keccak.cycles.expect("cycles"));
+    assert!(i.min > 0 && i.min * keccak.calls <= i.total && i.total <= i.max * keccak.calls, "{keccak:?}");
+    assert!(c.min >= i.min && c.min * keccak.calls <= c.total && c.total <= c.max * keccak.calls, "{keccak:?}");
+    let sponge: u64 = cell
+        .kats
+        .iter()
+        .filter(|k| k.alg.starts_with("SHA3") || k.alg.starts_with("SHAKE"))
+        .map(|k| k.instructions)
+        .sum();
+    assert!(
+        keccak.instructions.total <= sponge,
+        "keccak {} within the SHA-3/SHAKE KATs {sponge}",
+        keccak.instructions.total
+    );
+    assert!(keccak.instructions.total * 2 >= sponge, "the permutation is most of the sponge's work");
+
+    // Stack probe: the painted high-water mark is a lower bound of the excursion the stores show.
+    let probe = cell.stack_probe.expect("probe result");
+    let painted = cell.stack_high_water.expect("painted mark");
+    eprintln!("stack: probe {} B (lowest {:x?}), painted {painted} B", probe.bytes, probe.lowest);
+    assert!(probe.bytes >= painted, "probe {} B vs painted {painted} B", probe.bytes);
+    assert!(cell.kats.iter().all(|k| k.stack_lowest.is_some()), "every KAT operation stores to the stack");
+    assert!(keccak.stack_lowest.is_some());
+    // Probing changes no count.
+    let plain = common::only_cell(common::run(&kat_scenario("mps2-an386", "speed")));
+    let counts =
+        |c: &mcubench::report::CellReport| c.kats.iter().map(|k| (k.instructions, k.cycles)).collect::<Vec<_>>();
+    assert_eq!(counts(&cell), counts(&plain));
+}

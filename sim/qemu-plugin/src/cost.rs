@@ -55,13 +55,23 @@ pub struct TbCost {
     pub fall: u32,
     /// `prefix[i]`: cycles of instructions `0..=i` (for the partial-TB correction at markers).
     pub prefix: Vec<u64>,
+    /// `stores[i]`: instruction `i` writes memory (for the stack probe; empty unless asked).
+    pub stores: Vec<bool>,
     pub end: End,
 }
 
 /// Prices the TB at `start` whose instruction bytes are `bytes` (contiguous, each instruction's
-/// own 2 or 4 bytes). `prefix` is only filled when `want_prefix` (it costs O(n²) pricing).
+/// own 2 or 4 bytes). `prefix` is only filled when `want_prefix` (it costs O(n²) pricing),
+/// `stores` only when `want_stores`.
 /// An error says why the TB has no price; it is reported, never replaced by a made-up cost.
-pub fn price(decoder: &Decoder, model: &Model, start: u32, bytes: &[u8], want_prefix: bool) -> Result<TbCost, String> {
+pub fn price(
+    decoder: &Decoder,
+    model: &Model,
+    start: u32,
+    bytes: &[u8],
+    want_prefix: bool,
+    want_stores: bool,
+) -> Result<TbCost, String> {
     let (insns, err) = decoder.decode_block(start, bytes);
     if let Some(e) = err {
         return Err(format!("undecodable instruction in the block at 0x{start:08x}: {e}"));
@@ -73,13 +83,27 @@ pub fn price(decoder: &Decoder, model: &Model, start: u32, bytes: &[u8], want_pr
     } else {
         Vec::new()
     };
+    let stores = if want_stores { insns.iter().map(writes_memory).collect() } else { Vec::new() };
     Ok(TbCost {
         fall_through: cost.fall_through,
         taken_extra: cost.taken_extra,
         fall: last.addr.wrapping_add(u32::from(last.len)),
         prefix,
+        stores,
         end: end_of(last),
     })
+}
+
+/// Whether `insn` writes memory: STR*, STRD, STM/PUSH, VSTR/VSTM/VPUSH.
+pub fn writes_memory(insn: &Insn) -> bool {
+    use mcubench_thumb::{Class, FpClass};
+    matches!(
+        insn.class,
+        Class::Store { .. }
+            | Class::StoreDouble
+            | Class::StoreMultiple { .. }
+            | Class::Fp(FpClass::Store { .. } | FpClass::StoreMultiple { .. })
+    ) || insn.mem.is_some_and(|m| m.store)
 }
 
 fn end_of(last: &Insn) -> End {
@@ -105,9 +129,13 @@ mod tests {
         // subs r0, #1; bne .-2  → 1 + 1 not taken, +1 (P) taken.
         let d = decoder_for(Core::CortexM4);
         let m = Model::new(Core::CortexM4);
-        let c = price(&d, &m, 0x100, &halfwords(&[0x3801, 0xd1fd]), true).unwrap();
+        let c = price(&d, &m, 0x100, &halfwords(&[0x3801, 0xd1fd]), true, true).unwrap();
         assert_eq!((c.fall_through, c.taken_extra, c.fall), (2, 1, 0x104));
         assert_eq!(c.prefix, vec![1, 2]);
+        assert_eq!(c.stores, vec![false, false]);
+        // push {r4, lr}; str r0, [r1]; ldr r2, [r1]
+        let s = price(&d, &m, 0x100, &halfwords(&[0xb510, 0x6008, 0x680a]), false, true).unwrap();
+        assert_eq!(s.stores, vec![true, true, false]);
         assert_eq!(c.end, End::Branch { target: 0x100 });
     }
 
@@ -116,15 +144,16 @@ mod tests {
         let d = decoder_for(Core::CortexM4);
         let m = Model::new(Core::CortexM4);
         // bl (f000 f800) returns to the next instruction.
-        let c = price(&d, &m, 0x200, &halfwords(&[0xf000, 0xf800]), false).unwrap();
+        let c = price(&d, &m, 0x200, &halfwords(&[0xf000, 0xf800]), false, false).unwrap();
         assert_eq!(c.end, End::Call { ret: 0x204 });
-        assert_eq!(price(&d, &m, 0x300, &halfwords(&[0x4770]), false).unwrap().end, End::Return);
+        assert_eq!(price(&d, &m, 0x300, &halfwords(&[0x4770]), false, false).unwrap().end, End::Return);
         // A Thumb-2 multiply is not ARMv6-M: an error, not a cost.
         let e = price(
             &decoder_for(Core::CortexM0),
             &Model::new(Core::CortexM0),
             0x400,
             &halfwords(&[0xfb00, 0x1203]),
+            false,
             false,
         )
         .unwrap_err();

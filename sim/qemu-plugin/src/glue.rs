@@ -6,15 +6,16 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
-use mcubench_timing::Model;
+use mcubench_timing::{Model, Params};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::sys::{qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_tb};
 use qemu_plugin::{MemRW, PluginId, PluginOp, TranslationBlock};
 
+use crate::calls::Calls;
 use crate::cost::{self, TbCost};
 use crate::profile::{Functions, Profile, TbShape};
-use crate::regions::{At, CycleSummary, Regions};
+use crate::regions::{At, CycleSummary, Extra, Regions};
 use crate::{BUILT_FOR_API, Config, Marker};
 
 /// Guest instructions executed; added to by generated code (single vCPU: plain adds suffice).
@@ -30,6 +31,11 @@ static PENDING_FALL: AtomicU32 = AtomicU32::new(0);
 static PENDING_EXTRA: AtomicU64 = AtomicU64::new(0);
 /// The profile node the pending refill belongs to.
 static PENDING_NODE: AtomicU32 = AtomicU32::new(0);
+
+/// Stack probe: the lowest probed store address since the last region event (`u32::MAX`: none),
+/// and of the whole run up to that event.
+static PROBE_LOW: AtomicU32 = AtomicU32::new(u32::MAX);
+static RUN_LOW: AtomicU32 = AtomicU32::new(u32::MAX);
 
 struct Timing {
     model: Model,
@@ -47,12 +53,40 @@ struct State {
 
 static STATE: OnceLock<State> = OnceLock::new();
 
-/// The profile, touched only from the (single) vCPU thread's exec callbacks and at exit.
-struct ProfileCell(UnsafeCell<Profile>);
-// SAFETY: the plugin refuses to run with more than one vCPU, so exec callbacks are never
+/// The shadow call stack (profile) and the function regions on it.
+struct Shadow {
+    profile: Profile,
+    calls: Calls,
+}
+
+/// The shadow stack, touched only from the (single) vCPU thread's callbacks and at exit.
+struct ShadowCell(UnsafeCell<Shadow>);
+// SAFETY: the plugin refuses to run with more than one vCPU, so callbacks are never
 // concurrent; the exit callback runs after the vCPU stopped.
-unsafe impl Sync for ProfileCell {}
-static PROFILE: OnceLock<ProfileCell> = OnceLock::new();
+unsafe impl Sync for ShadowCell {}
+static SHADOW: OnceLock<ShadowCell> = OnceLock::new();
+
+/// The shadow stack, if functions were given.
+fn shadow() -> Option<&'static mut Shadow> {
+    // SAFETY: see ShadowCell; callers never hold two of these references at once.
+    SHADOW.get().map(|cell| unsafe { &mut *cell.0.get() })
+}
+
+/// Attributes the probed stores since the last event to every open activation (marker regions
+/// and function regions) and to the whole run. Called before any activation opens or closes.
+fn fold_probe(regions: Option<&mut Regions>, calls: Option<&mut Calls>) {
+    let low = PROBE_LOW.swap(u32::MAX, Ordering::Relaxed);
+    if low == u32::MAX {
+        return;
+    }
+    RUN_LOW.fetch_min(low, Ordering::Relaxed);
+    if let Some(r) = regions {
+        r.fold_low(low);
+    }
+    if let Some(c) = calls {
+        c.fold_low(low);
+    }
+}
 
 /// Per-TB data for the exec callback, leaked at translation (bounded by the translations).
 struct TbInfo {
@@ -61,8 +95,10 @@ struct TbInfo {
     fall: u32,
     /// Refill if the final conditional branch is taken (0: no conditional branch).
     taken_extra: u64,
-    /// For the profile.
+    /// For the shadow stack.
     shape: Option<TbShape>,
+    /// The function region a call beginning at this TB opens.
+    region: Option<u32>,
     cost: u64,
     insns: u64,
     /// Why this TB has no price (it adds no cycles; running it makes cycles unavailable).
@@ -107,13 +143,20 @@ impl Register for McubenchPlugin {
             refuse(&e);
         }
         let config = Config::parse(&args.raw).unwrap_or_else(|e| refuse(&e));
-        let timing = config.core.map(|core| Timing { model: Model::new(core), decoder: cost::decoder_for(core) });
+        let timing = config.core.map(|core| Timing {
+            model: Model::with_params(
+                core,
+                Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) },
+            ),
+            decoder: cost::decoder_for(core),
+        });
         let functions = config.functions.as_ref().map(|path| {
             let text = std::fs::read_to_string(path).unwrap_or_else(|e| refuse(&format!("cannot read {path}: {e}")));
             Functions::parse(&text).unwrap_or_else(|e| refuse(&e))
         });
         if functions.is_some() {
-            let _ = PROFILE.set(ProfileCell(UnsafeCell::new(Profile::default())));
+            let shadow = Shadow { profile: Profile::default(), calls: Calls::default() };
+            let _ = SHADOW.set(ShadowCell(UnsafeCell::new(shadow)));
         }
         let state =
             State { config, regions: Mutex::new(Regions::default()), timing, functions, unavailable: Mutex::new(None) };
@@ -143,9 +186,8 @@ unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
     }
     PENDING_EXTRA.store(tb.taken_extra, Ordering::Relaxed);
     PENDING_FALL.store(tb.fall, Ordering::Relaxed);
-    if let Some(cell) = PROFILE.get() {
-        // SAFETY: see ProfileCell.
-        let profile = unsafe { &mut *cell.0.get() };
+    if let Some(shadow) = shadow() {
+        let profile = &mut shadow.profile;
         if taken {
             profile.add(PENDING_NODE.load(Ordering::Relaxed), extra, 0);
         }
@@ -153,6 +195,22 @@ unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
             let node = profile.enter(shape);
             profile.add(node, tb.cost, tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
+            let depth = profile.depth();
+            let begin = if profile.began() && shape.func_entry { tb.region } else { None };
+            if shadow.calls.wants(depth, begin) {
+                // QEMU 7.2 runs a TB's exec callbacks before its inline adds (plugin-gen.c emits
+                // the udata callback first), so the counters hold everything before this TB,
+                // the previous TB's taken refill included: the snapshot "before the TB".
+                // (kernels_e2e pins it: a call of a lone `bx lr` counts exactly 1 instruction.)
+                let at = At { insns: INSNS.load(Ordering::Relaxed), cycles: CYCLES.load(Ordering::Relaxed) };
+                if let Some(state) = STATE.get()
+                    && state.config.stack.is_some()
+                {
+                    let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
+                    fold_probe(Some(&mut regions), Some(&mut shadow.calls));
+                }
+                shadow.calls.step(depth, begin, at);
+            }
         }
     }
     if let Some(e) = &tb.error
@@ -185,6 +243,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 
     // Cycles: price the TB, add its fall-through cost inline, and register the exec callback.
     let mut price: Option<TbCost> = None;
+    // Which instructions store (for the stack probe); `None`: unknown, probe them all.
+    let mut stores: Option<Vec<bool>> = None;
     if let Some(timing) = &state.timing {
         let mut bytes = Vec::with_capacity(n * 4);
         for insn in tb.instructions() {
@@ -195,8 +255,16 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             };
             bytes.extend_from_slice(&data[..len]);
         }
-        let result = cost::price(&timing.decoder, &timing.model, start, &bytes, !marker_indices.is_empty());
-        let mut info = TbInfo { start, fall: 0, taken_extra: 0, shape: None, cost: 0, insns: n as u64, error: None };
+        let result = cost::price(
+            &timing.decoder,
+            &timing.model,
+            start,
+            &bytes,
+            !marker_indices.is_empty(),
+            state.config.stack.is_some(),
+        );
+        let mut info =
+            TbInfo { start, fall: 0, taken_extra: 0, shape: None, region: None, cost: 0, insns: n as u64, error: None };
         match result {
             Ok(c) => {
                 qemu_plugin::qemu_plugin_register_vcpu_tb_exec_inline(
@@ -208,9 +276,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 info.fall = c.fall;
                 info.taken_extra = c.taken_extra;
                 info.cost = c.fall_through;
+                stores = Some(c.stores.clone());
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: c.fall, end: c.end, func, func_entry });
+                    info.region = f.region(func);
                 }
                 price = Some(c);
             }
@@ -219,6 +289,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     // Unpriced, but the profile still follows the stack (as a fall-through).
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: 0, end: cost::End::Jump, func, func_entry });
+                    info.region = f.region(func);
                 }
                 info.error = Some(e);
             }
@@ -232,6 +303,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 userdata,
             );
         }
+    }
+
+    if let Some((lo, hi)) = state.config.stack {
+        probe_stores(state, &tb, stores.as_deref(), lo, hi);
     }
 
     let Some(markers) = state.config.markers else { return };
@@ -254,6 +329,9 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 };
                 let Some(state) = STATE.get() else { return };
                 let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
+                if state.config.stack.is_some() {
+                    fold_probe(Some(&mut regions), shadow().map(|s| &mut s.calls));
+                }
                 match marker {
                     Marker::Enter => regions.enter(id, at),
                     Marker::Exit => regions.exit(id, at),
@@ -264,8 +342,40 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     }
 }
 
+/// Stack probe: a memory callback on every store instruction of `tb` outside the skipped code
+/// ranges (every instruction when `stores` is unknown), recording the lowest address written in
+/// `[lo, hi)`.
+fn probe_stores(state: &State, tb: &TranslationBlock<'_>, stores: Option<&[bool]>, lo: u32, hi: u32) {
+    for (i, insn) in tb.instructions().enumerate() {
+        if stores.is_some_and(|s| !s.get(i).copied().unwrap_or(true)) {
+            continue;
+        }
+        let pc = insn.vaddr() as u32;
+        if state.config.stack_skip.iter().any(|&(a, b)| a <= pc && pc < b) {
+            continue;
+        }
+        // QEMU 7.2 fires no callbacks registered for writes alone; register both and filter.
+        insn.register_memory_access_callback(
+            move |_vcpu, info, vaddr| {
+                let a = vaddr as u32;
+                if info.is_store() && lo <= a && a < hi && a < PROBE_LOW.load(Ordering::Relaxed) {
+                    PROBE_LOW.store(a, Ordering::Relaxed);
+                }
+            },
+            MemRW::QEMU_PLUGIN_MEM_RW,
+        );
+    }
+}
+
 fn on_exit(_id: qemu_plugin_id_t) {
     let Some(state) = STATE.get() else { return };
+    let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
+    let mut shadow = shadow();
+    let probe = state.config.stack.map(|_| {
+        // Stores after the last event belong to the still-open activations and the run.
+        fold_probe(Some(&mut regions), shadow.as_deref_mut().map(|s| &mut s.calls));
+        RUN_LOW.load(Ordering::Relaxed)
+    });
     let cycles = match &state.timing {
         None => CycleSummary::Off,
         Some(t) => {
@@ -280,10 +390,13 @@ fn on_exit(_id: qemu_plugin_id_t) {
             }
         }
     };
-    // SAFETY: the vCPU has stopped.
-    let stacks = PROFILE.get().map_or(String::new(), |cell| unsafe { &*cell.0.get() }.render());
-    let text =
-        state.regions.lock().unwrap_or_else(|p| p.into_inner()).render(INSNS.load(Ordering::Relaxed), &cycles, &stacks);
+    let stacks = match &shadow {
+        Some(s) if state.config.profile => s.profile.render(),
+        _ => String::new(),
+    };
+    let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
+    let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks: &stacks };
+    let text = regions.render(INSNS.load(Ordering::Relaxed), &cycles, &extra);
     let out = &state.config.out;
     let tmp = format!("{out}.tmp");
     if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, out)) {

@@ -7,6 +7,7 @@
 //! ```text
 //! qemu-system-arm ... -plugin libmcubench_qemu_plugin.so,out=<file>[,enter=0x..,enter_size=N,
 //!     exit=0x..,exit_size=N,regions=0x..,regions_count=N][,core=cortex-m4][,functions=<file>]
+//!     [,profile=on][,wait=<start>:<end>:<fetch>:<data>]...[,stack=<lo>:<hi>][,stack_skip=<start>:<end>]...
 //! ```
 //!
 //! Arguments (all `key=value`, unknown keys are refused):
@@ -17,8 +18,21 @@
 //!
 //! * `core`: `cortex-m0`, `cortex-m0+`, `cortex-m3`, `cortex-m4`, `cortex-m33` or `cortex-m7`:
 //!   estimate cycles with that core's `mcubench-timing` model.
-//! * `functions`: a file of `0x<start> <size>` lines (one per function, from the ELF symbol
-//!   table): profile per function (see [`profile`]); needs `core`.
+//! * `functions`: a file of `0x<start> <size>[ <region>]` lines (one per function, from the ELF
+//!   symbol table): the plugin keeps a shadow call stack over them (see [`profile`]). A line with
+//!   a third column makes every call of that function an activation of **function region**
+//!   `<region>` (see [`calls`]). Needs `core`.
+//! * `profile=on`: report the per-function profile (`stack` lines); needs `functions`.
+//! * `wait=<start>:<end>:<fetch>:<data>` (repeatable; numbers decimal or `0x` hex): wait states of
+//!   the address range `[start, end)` for the cycle model (`mcubench_timing::WaitStates`); needs
+//!   `core`. Without any, the model assumes zero wait states.
+//! * `stack=<lo>:<hi>`: the **stack probe**: every store instruction gets a memory callback, and
+//!   stores to `[lo, hi)` record the lowest address written, for the whole run and per region
+//!   (see [`regions`]). `stack_skip=<start>:<end>` (repeatable): stores by instructions in that
+//!   code range are not probed (the host passes the reset handler and the firmware's own
+//!   stack-painting helpers, which write the whole stack with the paint pattern). Needs `core`
+//!   (stores are found by decoding; a block that cannot be decoded gets callbacks on every
+//!   instruction).
 //!
 //! The six marker arguments come all together or not at all; without them only `insns` is
 //! reported.
@@ -62,6 +76,7 @@
 //! branch is read as "taken" (+P); a TB cut short by an exception or an I/O access is priced
 //! whole, like the instruction count.
 
+pub mod calls;
 pub mod cost;
 pub mod profile;
 pub mod regions;
@@ -75,8 +90,49 @@ pub struct Config {
     pub out: String,
     pub markers: Option<Markers>,
     pub core: Option<mcubench_timing::Core>,
-    /// Path of the functions file (profiling).
+    /// Path of the functions file (shadow stack: profile and function regions).
     pub functions: Option<String>,
+    /// Report the per-function profile.
+    pub profile: bool,
+    /// Wait states for the cycle model.
+    pub wait_states: Vec<mcubench_timing::WaitStates>,
+    /// Stack probe range `[lo, hi)`.
+    pub stack: Option<(u32, u32)>,
+    /// Code ranges whose stores the stack probe ignores.
+    pub stack_skip: Vec<(u32, u32)>,
+}
+
+/// Parses a decimal or `0x` hexadecimal number.
+fn number(key: &str, value: &str) -> Result<u64, String> {
+    match value.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => value.parse(),
+    }
+    .map_err(|_| format!("argument `{key}` is not a number: `{value}`"))
+}
+
+/// Parses `a:b[:c...]` into exactly `n` 32-bit numbers.
+fn numbers(key: &str, value: &str, n: usize) -> Result<Vec<u32>, String> {
+    let parts: Vec<&str> = value.split(':').collect();
+    if parts.len() != n {
+        return Err(format!("argument `{key}` needs {n} `:`-separated numbers: `{value}`"));
+    }
+    parts
+        .iter()
+        .map(|p| {
+            let v = number(key, p)?;
+            u32::try_from(v).map_err(|_| format!("argument `{key}`: `{p}` does not fit 32 bits"))
+        })
+        .collect()
+}
+
+/// Parses a `<start>:<end>` range with start < end.
+fn range(key: &str, value: &str) -> Result<(u32, u32), String> {
+    let v = numbers(key, value, 2)?;
+    if v[0] >= v[1] {
+        return Err(format!("argument `{key}`: empty range `{value}`"));
+    }
+    Ok((v[0], v[1]))
 }
 
 /// Where the marker functions and the region array are in guest memory.
@@ -120,6 +176,10 @@ impl Config {
         let mut out = None;
         let mut core = None;
         let mut functions = None;
+        let mut profile = false;
+        let mut wait_states = Vec::new();
+        let mut stack = None;
+        let mut stack_skip = Vec::new();
         let mut nums = std::collections::BTreeMap::new();
         for arg in raw {
             let (key, value) = arg.split_once('=').ok_or_else(|| format!("argument `{arg}` is not key=value"))?;
@@ -131,13 +191,24 @@ impl Config {
                     )
                 })?),
                 "functions" => functions = Some(value.to_string()),
-                "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
-                    let n = match value.strip_prefix("0x") {
-                        Some(hex) => u64::from_str_radix(hex, 16),
-                        None => value.parse(),
+                "profile" => {
+                    profile = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(format!("argument `profile` is `on` or `off`, not `{value}`")),
                     }
-                    .map_err(|_| format!("argument `{key}` is not a number: `{value}`"))?;
-                    nums.insert(key, n);
+                }
+                "wait" => {
+                    let v = numbers(key, value, 4)?;
+                    if v[0] >= v[1] {
+                        return Err(format!("argument `wait`: empty range `{value}`"));
+                    }
+                    wait_states.push(mcubench_timing::WaitStates { start: v[0], end: v[1], fetch: v[2], data: v[3] });
+                }
+                "stack" => stack = Some(range(key, value)?),
+                "stack_skip" => stack_skip.push(range(key, value)?),
+                "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
+                    nums.insert(key, number(key, value)?);
                 }
                 _ => return Err(format!("unknown argument `{key}`")),
             }
@@ -162,10 +233,24 @@ impl Config {
             }
             _ => return Err("enter, enter_size, exit, exit_size, regions, regions_count come all together".into()),
         };
-        if functions.is_some() && core.is_none() {
-            return Err("`functions=` (profiling) needs `core=`".into());
+        if core.is_none() {
+            for (given, what) in [
+                (functions.is_some(), "`functions=` (profile, function regions)"),
+                (!wait_states.is_empty(), "`wait=` (wait states)"),
+                (stack.is_some(), "`stack=` (stack probe)"),
+            ] {
+                if given {
+                    return Err(format!("{what} needs `core=`"));
+                }
+            }
         }
-        Ok(Config { out, markers, core, functions })
+        if profile && functions.is_none() {
+            return Err("`profile=on` needs `functions=`".into());
+        }
+        if !stack_skip.is_empty() && stack.is_none() {
+            return Err("`stack_skip=` needs `stack=`".into());
+        }
+        Ok(Config { out, markers, core, functions, profile, wait_states, stack, stack_skip })
     }
 }
 
@@ -214,6 +299,28 @@ mod tests {
         let c = Config::parse(&args(&["out=f", "core=cortex-m0+", "functions=/tmp/f"])).unwrap();
         assert_eq!(c.core, Some(mcubench_timing::Core::CortexM0Plus));
         assert_eq!(c.functions.as_deref(), Some("/tmp/f"));
+        assert!(!c.profile);
+        let c = Config::parse(&args(&[
+            "out=f",
+            "core=cortex-m4",
+            "functions=/tmp/f",
+            "profile=on",
+            "wait=0x0:0x400000:1:2",
+            "wait=0x20000000:0x20010000:0:0",
+            "stack=0x20000000:0x20010000",
+            "stack_skip=0x100:0x140",
+        ]))
+        .unwrap();
+        assert!(c.profile);
+        assert_eq!(
+            c.wait_states,
+            vec![
+                mcubench_timing::WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 2 },
+                mcubench_timing::WaitStates { start: 0x2000_0000, end: 0x2001_0000, fetch: 0, data: 0 }
+            ]
+        );
+        assert_eq!(c.stack, Some((0x2000_0000, 0x2001_0000)));
+        assert_eq!(c.stack_skip, vec![(0x100, 0x140)]);
     }
 
     #[test]
@@ -226,6 +333,14 @@ mod tests {
             (&["out=f", "enter=zz"][..], "not a number"),
             (&["out=f", "core=cortex-a9"][..], "unknown core"),
             (&["out=f", "functions=x"][..], "needs `core=`"),
+            (&["out=f", "wait=0:4:1:1"][..], "needs `core=`"),
+            (&["out=f", "stack=0:4"][..], "needs `core=`"),
+            (&["out=f", "core=cortex-m4", "profile=on"][..], "needs `functions=`"),
+            (&["out=f", "core=cortex-m4", "profile=yes"][..], "`on` or `off`"),
+            (&["out=f", "core=cortex-m4", "wait=0:4:1"][..], "needs 4"),
+            (&["out=f", "core=cortex-m4", "wait=8:4:1:1"][..], "empty range"),
+            (&["out=f", "core=cortex-m4", "stack=0:0x100000000"][..], "32 bits"),
+            (&["out=f", "core=cortex-m4", "stack_skip=0:4"][..], "needs `stack=`"),
         ] {
             let mut l = args(list);
             if !list.iter().any(|a| a.starts_with("out=")) && expected != "out=<file>" {

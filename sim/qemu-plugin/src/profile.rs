@@ -40,22 +40,41 @@ pub const UNKNOWN: u32 = u32::MAX;
 pub struct Functions {
     /// (start, end, index in the host's list)
     ranges: Vec<(u32, u32, u32)>,
+    /// Function region of each function (by index in the host's list), if any.
+    regions: Vec<Option<u32>>,
 }
 
 impl Functions {
-    /// Parses the host's file: one `0x<start> <size>` line per function; the line number (from 0)
-    /// is the function's index.
+    /// Parses the host's file: one `0x<start> <size>[ <region>]` line per function; the line
+    /// number (from 0) is the function's index, the optional third column its function region.
     pub fn parse(text: &str) -> Result<Functions, String> {
         let mut ranges = Vec::new();
+        let mut regions = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            let bad = || format!("functions file line {}: `{line}` is not `0x<start> <size>`", i + 1);
-            let (a, s) = line.split_once(' ').ok_or_else(bad)?;
+            let bad = || format!("functions file line {}: `{line}` is not `0x<start> <size>[ <region>]`", i + 1);
+            let mut fields = line.split(' ');
+            let (Some(a), Some(s)) = (fields.next(), fields.next()) else { return Err(bad()) };
             let start = u32::from_str_radix(a.strip_prefix("0x").ok_or_else(bad)?, 16).map_err(|_| bad())? & !1;
             let size: u32 = s.parse().map_err(|_| bad())?;
+            let region = fields.next().map(|r| r.parse::<u32>().map_err(|_| bad())).transpose()?;
+            if fields.next().is_some() {
+                return Err(bad());
+            }
             ranges.push((start, start.saturating_add(size.max(1)), i as u32));
+            regions.push(region);
         }
         ranges.sort();
-        Ok(Functions { ranges })
+        Ok(Functions { ranges, regions })
+    }
+
+    /// The function region a call of function `func` (an index from [`Functions::lookup`]) opens.
+    pub fn region(&self, func: u32) -> Option<u32> {
+        self.regions.get(func as usize).copied().flatten()
+    }
+
+    /// Whether any function opens a function region.
+    pub fn has_regions(&self) -> bool {
+        self.regions.iter().any(Option::is_some)
     }
 
     /// The function containing `addr` and whether `addr` is its first instruction.
@@ -105,6 +124,9 @@ pub struct Profile {
     children: HashMap<(u32, u32), u32>,
     stack: Vec<Frame>,
     prev: Option<TbShape>,
+    /// Whether the last [`Profile::enter`] began a call: pushed a frame (call, exception) or
+    /// replaced the top frame by a tail call into another function.
+    began: bool,
 }
 
 const NO_PARENT: u32 = u32::MAX;
@@ -151,12 +173,31 @@ impl Profile {
         }
     }
 
+    /// Frames on the shadow stack (the top frame's index is `depth() - 1`).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Whether the last [`Profile::enter`] began a call of the new TB's function: a call or an
+    /// exception pushed a frame, or a tail call replaced the top frame. A branch back to a
+    /// function's own first instruction (a loop, or a self tail call) begins nothing.
+    pub fn began(&self) -> bool {
+        self.began
+    }
+
     /// The TB `tb` starts executing: update the stack. Returns the node its cost goes to.
     pub fn enter(&mut self, tb: &TbShape) -> u32 {
+        self.began = false;
         match self.prev {
-            None => self.push(tb.func, None, None),
+            None => {
+                self.push(tb.func, None, None);
+                self.began = true;
+            }
             Some(prev) => match prev.end {
-                End::Call { ret } if tb.start != ret => self.push(tb.func, Some(ret), None),
+                End::Call { ret } if tb.start != ret => {
+                    self.push(tb.func, Some(ret), None);
+                    self.began = true;
+                }
                 // A call whose next TB is its own return address: the callee was not seen (an
                 // exception hit it?); treat as a fall-through.
                 End::Return => {
@@ -178,9 +219,11 @@ impl Profile {
                             _ => (Some(prev.fall), None),
                         };
                         self.push(tb.func, ret, alt);
+                        self.began = true;
                     } else if tb.func != self.top_func() {
                         if tb.func_entry {
                             self.replace_top(tb.func);
+                            self.began = true;
                         } else {
                             self.resync(tb);
                         }

@@ -27,18 +27,30 @@
 //! Cycle estimates (when the plugin has a `core=`) are snapshotted at the same stores and follow
 //! the same rules: `cycles` of an activation is `exit cycle snapshot - enter cycle snapshot`.
 //!
-//! # Results file (version 2)
+//! **Function regions** (calls of named functions, for ELFs without markers) follow the same
+//! statistics with activations delimited by the shadow call stack instead of stores: see
+//! [`crate::calls`].
+//!
+//! **Stack probe** (`stack=`): each region and function region also records the lowest stack
+//! address any (probed) store wrote during its completed activations (`stack_low`), and the
+//! `probe` line gives the lowest address of the whole run. Stores are attributed when an
+//! activation opens or closes (every store between two such events goes to every activation
+//! open in between), so the numbers do not depend on how the stores interleave.
+//!
+//! # Results file (version 3)
 //!
 //! Line-oriented text, written once at QEMU exit (to `<out>.tmp`, then renamed to `<out>`):
 //!
 //! ```text
-//! mcubench-qemu-plugin/2
+//! mcubench-qemu-plugin/3
 //! insns <n>
 //! cycles <n>                      (with core=, when every executed block could be priced)
 //! cycles-unavailable <reason>     (with core=, instead of `cycles`: e.g. an undecodable instruction ran)
 //! model <free text>               (with core=: the cycle model's description)
-//! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>]
+//! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>][ stack_low=<addr>]
+//! function id=<id> entries=<n> completed=<n> total=<n> ...   (function regions; fields as `region`)
 //! open id=<id> at=<snapshot>
+//! probe low=<addr>|none           (with stack=: lowest stack address written in the whole run)
 //! stack cycles=<n> insns=<n> frames=<i;j;...>   (with functions=: one per call-tree node)
 //! error <free text to end of line>
 //! end
@@ -47,17 +59,18 @@
 //! `insns` is the whole run's count, TB-granular (see the crate documentation for why it may be
 //! slightly above the truth when firmware reads device registers mid-block; region counts are not
 //! affected). `region` lines come in ascending id order; `min` and `max` are 0 when `completed=0`.
-//! Region lines carry the three cycle fields exactly when a `cycles` line is present.
+//! Region lines carry the three cycle fields exactly when a `cycles` line is present, and
+//! `stack_low` (decimal address) when probing and a probed store happened in a completed activation.
 //! The final `end` line tells the host the file is complete.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// First line of the results file.
-pub const HEADER: &str = "mcubench-qemu-plugin/2";
+pub const HEADER: &str = "mcubench-qemu-plugin/3";
 
 /// Statistics of one region id.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionStats {
     pub entries: u64,
     pub completed: u64,
@@ -68,6 +81,57 @@ pub struct RegionStats {
     pub cycles: u64,
     pub cycles_min: u64,
     pub cycles_max: u64,
+    /// Lowest probed stack address written during a completed activation (`u32::MAX`: none).
+    pub stack_low: u32,
+}
+
+impl Default for RegionStats {
+    fn default() -> Self {
+        RegionStats {
+            entries: 0,
+            completed: 0,
+            total: 0,
+            min: 0,
+            max: 0,
+            cycles: 0,
+            cycles_min: 0,
+            cycles_max: 0,
+            stack_low: u32::MAX,
+        }
+    }
+}
+
+impl RegionStats {
+    /// Adds one completed activation from `start` to `end` whose probed stores reached `low`.
+    pub fn complete(&mut self, start: At, end: At, low: u32) {
+        let n = end.insns.saturating_sub(start.insns);
+        let c = end.cycles.saturating_sub(start.cycles);
+        self.min = if self.completed == 0 { n } else { self.min.min(n) };
+        self.max = self.max.max(n);
+        self.cycles_min = if self.completed == 0 { c } else { self.cycles_min.min(c) };
+        self.cycles_max = self.cycles_max.max(c);
+        self.completed += 1;
+        self.total += n;
+        self.cycles += c;
+        self.stack_low = self.stack_low.min(low);
+    }
+
+    /// One results-file line: `<kind> id=<id> entries=...`.
+    pub fn render(&self, kind: &str, id: u32, with_cycles: bool, out: &mut String) {
+        let _ = write!(
+            out,
+            "{kind} id={id} entries={} completed={} total={} min={} max={}",
+            self.entries, self.completed, self.total, self.min, self.max
+        );
+        if with_cycles {
+            let _ =
+                write!(out, " cycles={} cycles_min={} cycles_max={}", self.cycles, self.cycles_min, self.cycles_max);
+        }
+        if self.stack_low != u32::MAX {
+            let _ = write!(out, " stack_low={}", self.stack_low);
+        }
+        out.push('\n');
+    }
 }
 
 /// A snapshot at a marker store: instructions and estimated cycles up to and including it.
@@ -92,10 +156,22 @@ pub enum CycleSummary {
     },
 }
 
+/// Everything besides the marker regions that goes into the results file.
+#[derive(Debug, Clone, Default)]
+pub struct Extra<'a> {
+    /// Function regions (`function` lines).
+    pub functions: Option<&'a BTreeMap<u32, RegionStats>>,
+    /// `Some(low)` when probing: the whole run's lowest probed address (`u32::MAX`: none).
+    pub probe: Option<u32>,
+    /// The profile's `stack` lines (may be empty).
+    pub stacks: &'a str,
+}
+
 /// Open activations and per-id statistics.
 #[derive(Debug, Default)]
 pub struct Regions {
-    open: Vec<(u32, At)>,
+    /// (id, start, lowest probed address so far)
+    open: Vec<(u32, At, u32)>,
     stats: BTreeMap<u32, RegionStats>,
     errors: Vec<String>,
 }
@@ -103,25 +179,25 @@ pub struct Regions {
 impl Regions {
     pub fn enter(&mut self, id: u32, at: At) {
         self.stats.entry(id).or_default().entries += 1;
-        self.open.push((id, at));
+        self.open.push((id, at, u32::MAX));
+    }
+
+    /// Folds probed stores (lowest address `low`) into every open activation.
+    pub fn fold_low(&mut self, low: u32) {
+        for o in &mut self.open {
+            o.2 = o.2.min(low);
+        }
     }
 
     pub fn exit(&mut self, id: u32, at: At) {
         match self.open.last() {
-            Some(&(top, start)) if top == id => {
+            Some(&(top, start, low)) if top == id => {
                 self.open.pop();
-                let n = at.insns.saturating_sub(start.insns);
-                let c = at.cycles.saturating_sub(start.cycles);
-                let s = self.stats.entry(id).or_default();
-                s.min = if s.completed == 0 { n } else { s.min.min(n) };
-                s.max = s.max.max(n);
-                s.cycles_min = if s.completed == 0 { c } else { s.cycles_min.min(c) };
-                s.cycles_max = s.cycles_max.max(c);
-                s.completed += 1;
-                s.total += n;
-                s.cycles += c;
+                // The outer activations contain this one's stores.
+                self.fold_low(low);
+                self.stats.entry(id).or_default().complete(start, at, low);
             }
-            Some(&(top, _)) => self.error(format!("exit of region {id} while region {top} is the innermost open one")),
+            Some(&(top, ..)) => self.error(format!("exit of region {id} while region {top} is the innermost open one")),
             None => self.error(format!("exit of region {id} with no open region")),
         }
     }
@@ -138,8 +214,7 @@ impl Regions {
     }
 
     /// The results file's contents.
-    /// The results file's contents; `stacks` are the profile's `stack` lines (may be empty).
-    pub fn render(&self, insns: u64, cycles: &CycleSummary, stacks: &str) -> String {
+    pub fn render(&self, insns: u64, cycles: &CycleSummary, extra: &Extra<'_>) -> String {
         let mut out = format!("{HEADER}\ninsns {insns}\n");
         let one_line = |s: &str| s.replace(['\n', '\r'], " ");
         match cycles {
@@ -153,20 +228,22 @@ impl Regions {
         }
         let with_cycles = matches!(cycles, CycleSummary::Total { .. });
         for (id, s) in &self.stats {
-            let _ = write!(
-                out,
-                "region id={id} entries={} completed={} total={} min={} max={}",
-                s.entries, s.completed, s.total, s.min, s.max
-            );
-            if with_cycles {
-                let _ = write!(out, " cycles={} cycles_min={} cycles_max={}", s.cycles, s.cycles_min, s.cycles_max);
-            }
-            out.push('\n');
+            s.render("region", *id, with_cycles, &mut out);
         }
-        for (id, at) in &self.open {
+        for (id, s) in extra.functions.into_iter().flatten() {
+            s.render("function", *id, with_cycles, &mut out);
+        }
+        for (id, at, _) in &self.open {
             let _ = writeln!(out, "open id={id} at={}", at.insns);
         }
-        out.push_str(stacks);
+        match extra.probe {
+            None => {}
+            Some(u32::MAX) => out.push_str("probe low=none\n"),
+            Some(low) => {
+                let _ = writeln!(out, "probe low={low}");
+            }
+        }
+        out.push_str(extra.stacks);
         for e in &self.errors {
             let _ = writeln!(out, "error {}", e.replace(['\n', '\r'], " "));
         }
@@ -197,20 +274,24 @@ mod tests {
         assert_eq!((s.cycles, s.cycles_min, s.cycles_max), (300, 100, 200));
         assert_eq!(r.stats()[&2].total, 5);
         assert_eq!(
-            r.render(7, &CycleSummary::Off, ""),
-            "mcubench-qemu-plugin/2\ninsns 7\n\
+            r.render(7, &CycleSummary::Off, &Extra::default()),
+            "mcubench-qemu-plugin/3\ninsns 7\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5\nend\n"
         );
         assert_eq!(
-            r.render(7, &CycleSummary::Total { cycles: 20, model: "m4".into() }, "stack cycles=1 insns=1 frames=0\n"),
-            "mcubench-qemu-plugin/2\ninsns 7\ncycles 20\nmodel m4\n\
+            r.render(
+                7,
+                &CycleSummary::Total { cycles: 20, model: "m4".into() },
+                &Extra { stacks: "stack cycles=1 insns=1 frames=0\n", ..Extra::default() }
+            ),
+            "mcubench-qemu-plugin/3\ninsns 7\ncycles 20\nmodel m4\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100 cycles=300 cycles_min=100 cycles_max=200\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5 cycles=10 cycles_min=10 cycles_max=10\n\
              stack cycles=1 insns=1 frames=0\nend\n"
         );
         let unavailable = CycleSummary::Unavailable { reason: "bad\ninsn".into(), model: "m0".into() };
-        let text = r.render(7, &unavailable, "");
+        let text = r.render(7, &unavailable, &Extra::default());
         assert!(text.contains("cycles-unavailable bad insn\nmodel m0\n") && !text.contains(" cycles="), "{text}");
     }
 
@@ -226,12 +307,48 @@ mod tests {
     }
 
     #[test]
+    fn probed_stores_go_to_every_open_activation_and_the_probe_line() {
+        let mut r = Regions::default();
+        r.enter(1, at(0));
+        r.fold_low(0x2000_0100);
+        r.enter(2, at(10));
+        r.fold_low(0x2000_00f0);
+        r.exit(2, at(20));
+        r.fold_low(0x2000_00e0);
+        r.exit(1, at(30));
+        r.enter(3, at(40));
+        r.exit(3, at(50));
+        assert_eq!(r.stats()[&2].stack_low, 0x2000_00f0);
+        assert_eq!(r.stats()[&1].stack_low, 0x2000_00e0);
+        assert_eq!(r.stats()[&3].stack_low, u32::MAX);
+        let mut functions = BTreeMap::new();
+        functions
+            .insert(0, RegionStats { entries: 1, completed: 1, total: 3, min: 3, max: 3, ..RegionStats::default() });
+        let text = r.render(
+            60,
+            &CycleSummary::Off,
+            &Extra { functions: Some(&functions), probe: Some(0x2000_00e0), stacks: "" },
+        );
+        assert!(
+            text.contains("region id=1 entries=1 completed=1 total=30 min=30 max=30 stack_low=536871136\n"),
+            "{text}"
+        );
+        assert!(text.contains("region id=3 entries=1 completed=1 total=10 min=10 max=10\n"), "{text}");
+        assert!(
+            text.contains("function id=0 entries=1 completed=1 total=3 min=3 max=3\nprobe low=536871136\n"),
+            "{text}"
+        );
+        let none = r.render(60, &CycleSummary::Off, &Extra { probe: Some(u32::MAX), ..Extra::default() });
+        assert!(none.contains("probe low=none\n"), "{none}");
+    }
+
+    #[test]
     fn unbalanced_exits_are_errors_and_open_regions_are_listed() {
         let mut r = Regions::default();
         r.exit(4, at(5));
         r.enter(1, at(10));
         r.exit(2, at(20));
-        let text = r.render(30, &CycleSummary::Off, "");
+        let text = r.render(30, &CycleSummary::Off, &Extra::default());
         assert!(text.contains("error exit of region 4 with no open region\n"), "{text}");
         assert!(text.contains("error exit of region 2 while region 1 is the innermost open one\n"), "{text}");
         assert!(text.contains("open id=1 at=10\n"), "{text}");

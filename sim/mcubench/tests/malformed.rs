@@ -1,0 +1,297 @@
+//! Bad input at the command line: every malformed ELF, scenario, vector file or annotation file
+//! is one clear error that names the file (and the line where there is one), exit code 2, no
+//! panic, and no report file (`--json-output` is written whole or not at all, and a bad input is
+//! found before the run starts). Malformed protocol streams are unit-tested in `protocol.rs` and
+//! `verdict.rs` (they come from the firmware, and fail the run instead).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Runs `mcubench args...` with `--json-output` pointing into `dir` when `json` is set; checks
+/// exit 2, no panic, no report file; returns stderr.
+fn refused(args: &[&std::ffi::OsStr], dir: &Path, json: bool) -> String {
+    let report = dir.join("report.json");
+    let mut cmd = common::mcubench();
+    cmd.args(args);
+    if json {
+        cmd.arg("--json-output").arg(&report);
+    }
+    let out: Output = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: stdout {}\nstderr {stderr}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.starts_with("mcubench: error: "), "{stderr}");
+    assert!(!report.exists(), "{args:?}: a report was written for bad input");
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("report.json"))
+        .collect();
+    assert!(leftovers.is_empty(), "partial report files: {leftovers:?}");
+    stderr
+}
+
+fn os<'a>(items: &'a [&'a str]) -> Vec<&'a std::ffi::OsStr> {
+    items.iter().map(std::ffi::OsStr::new).collect()
+}
+
+fn u16_at(b: &mut [u8], at: usize, v: u16) {
+    b[at..at + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+fn u32_at(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// A damaged copy of a real GCC ELF, and what the error must say.
+fn damaged(name: &str, dir: &Path) -> (PathBuf, &'static str) {
+    let mut b = std::fs::read(common::c_firmware("kat-crc32")).unwrap();
+    let expected = match name {
+        "truncated" => {
+            b.truncate(100);
+            "is truncated"
+        }
+        "empty-file" => {
+            b.clear();
+            "is not an ELF file"
+        }
+        "not-elf" => {
+            b[..4].copy_from_slice(b"MZ\x90\x00");
+            "is not an ELF file"
+        }
+        "x86" => {
+            u16_at(&mut b, 18, 3); // EM_386
+            "built for another architecture (e_machine 3)"
+        }
+        "big-endian" => {
+            b[5] = 2; // ELFDATA2MSB
+            "is a big-endian ELF"
+        }
+        "64-bit" => {
+            b[4] = 2; // ELFCLASS64
+            "is a 64-bit ELF"
+        }
+        "relocatable" => {
+            u16_at(&mut b, 16, 1); // ET_REL
+            "is not a linked executable"
+        }
+        "no-sections" => {
+            // What `sstrip` does: no section header table.
+            u32_at(&mut b, 32, 0);
+            u16_at(&mut b, 48, 0);
+            u16_at(&mut b, 50, 0);
+            "has no section headers"
+        }
+        "section-table-past-end" => {
+            let len = b.len() as u32;
+            u32_at(&mut b, 32, len - 8);
+            "is truncated"
+        }
+        "section-contents-past-end" => {
+            // Section 1's sh_offset (header at e_shoff + 40, field at +16) far past the file.
+            let shoff = read_u32(&b, 32) as usize;
+            u32_at(&mut b, shoff + 40 + 16, 0x7fff_0000);
+            "is corrupted: section"
+        }
+        "bad-shstrndx" => {
+            u16_at(&mut b, 50, 0x7fff);
+            "malformed"
+        }
+        other => panic!("no damage `{other}`"),
+    };
+    let path = dir.join(format!("{name}.elf"));
+    std::fs::write(&path, b).unwrap();
+    (path, expected)
+}
+
+#[rstest::rstest]
+fn a_malformed_elf_is_refused_by_every_command(
+    #[values(
+        "truncated",
+        "empty-file",
+        "not-elf",
+        "x86",
+        "big-endian",
+        "64-bit",
+        "relocatable",
+        "no-sections",
+        "section-table-past-end",
+        "section-contents-past-end",
+        "bad-shstrndx"
+    )]
+    name: &str,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (elf, expected) = damaged(name, dir.path());
+    let e = elf.as_os_str();
+    let says = |stderr: &str| {
+        assert!(stderr.contains(&elf.display().to_string()), "{name}: the file is not named: {stderr}");
+        assert!(stderr.contains(expected), "{name}: expected `{expected}` in {stderr}");
+    };
+    says(&refused(&[os(&["size"]), vec![e]].concat(), dir.path(), false));
+    says(&refused(&[os(&["stack", "--board", "mps2-an386"]), vec![e]].concat(), dir.path(), false));
+    says(&refused(&[os(&["run", "--quiet", "--board", "mps2-an386", "--elf"]), vec![e]].concat(), dir.path(), true));
+    // The same ELF named by a scenario.
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(&scenario, format!("name: s\nfirmware: {{ elf: {name}.elf }}\nboards: [mps2-an386]\n")).unwrap();
+    says(&refused(&[os(&["run", "--quiet"]), vec![scenario.as_os_str()]].concat(), dir.path(), true));
+}
+
+/// An ELF without symbols (`strip --strip-all`) is not malformed: it runs and its memory report
+/// works; the static stack analysis says why it has no bound instead of failing.
+#[test]
+fn an_elf_without_symbols_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = dir.path().join("nosym.elf");
+    let status = std::process::Command::new("arm-none-eabi-strip")
+        .arg("--strip-all")
+        .arg("-o")
+        .arg(&elf)
+        .arg(common::c_firmware("kat-crc32"))
+        .status()
+        .expect("arm-none-eabi-strip runs (bash ci/setup.sh)");
+    assert!(status.success());
+    let out = common::mcubench().arg("size").arg(&elf).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = common::mcubench().args(["stack", "--board", "mps2-an386"]).arg(&elf).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("unbounded"), "{stdout}");
+    let out = common::mcubench().args(["run", "--quiet", "--board", "mps2-an386", "--elf"]).arg(&elf).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(" pass "), "{stdout}");
+}
+
+/// Scenario files: each mistake names the file, and the line and column or the key.
+#[rstest::rstest]
+#[case::wrong_type("name: s\nfirmware: { elf: a.elf }\nboards: mps2-an386\n", "s.yaml:3:9: boards: invalid type")]
+// Sizes and durations (untagged serde enums in scenario.rs) lose part of the place: the key path
+// stops at `budgets`, and a wrong-typed `timeout` is reported at 1:1 (see the report to the lead).
+#[case::wrong_type_nested(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudgets: { flash: [1] }\n",
+    "s.yaml:4:10: budgets: expected a size"
+)]
+#[case::wrong_type_timeout(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\ntimeout: { s: 1 }\n",
+    "expected a duration such as `20 s`"
+)]
+#[case::unknown_key(
+    "name: s\nfirmware: { elf: a.elf, vector: v.txt }\nboards: [mps2-an386]\n",
+    "unknown field `vector`"
+)]
+#[case::unknown_top_key(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudget: {}\n",
+    "s.yaml:4:1: unknown field `budget`"
+)]
+#[case::missing_firmware("name: s\nboards: [mps2-an386]\n", "missing field `firmware`")]
+#[case::empty_firmware("name: s\nfirmware: {}\nboards: [mps2-an386]\n", "firmware: give exactly one of")]
+#[case::firmware_file_missing(
+    "name: s\nfirmware: { elf: gone.elf }\nboards: [mps2-an386]\n",
+    "gone.elf` does not exist"
+)]
+#[case::empty_file("", "s.yaml")]
+#[case::not_yaml("name: [s\n", "s.yaml:")]
+#[case::not_a_mapping("- a\n- b\n", "s.yaml:")]
+#[case::zero_flash_budget(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudgets: { flash: 0 B }\n",
+    "budgets.flash is 0 B, which no firmware can meet"
+)]
+#[case::zero_stack_budget_in_profile_override(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudgets: { stack: 0 }\n",
+    "budgets.stack is 0 B"
+)]
+#[case::huge_budget(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudgets: { flash: 99999999999999999999 }\n",
+    "expected a size"
+)]
+#[case::huge_size_unit(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudgets: { flash: 18446744073709551615 MiB }\n",
+    "is too large"
+)]
+#[case::vectors_missing(
+    "name: s\nfirmware: { elf: a.elf, vectors: nowhere }\nboards: [mps2-an386]\n",
+    "firmware.vectors: "
+)]
+#[case::vectors_malformed(
+    "name: s\nfirmware: { elf: a.elf, vectors: bad.txt }\nboards: [mps2-an386]\n",
+    "firmware.vectors: "
+)]
+fn a_bad_scenario_is_refused(#[case] yaml: &str, #[case] expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(common::c_firmware("kat-crc32"), dir.path().join("a.elf")).unwrap();
+    std::fs::write(dir.path().join("bad.txt"), "# ok\ncrc32/a CRC-32 hash msg=61 out=e8b7be4\n").unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let stderr = refused(&[os(&["run", "--quiet"]), vec![path.as_os_str()]].concat(), dir.path(), true);
+    assert!(stderr.contains(&path.display().to_string()), "the file is not named: {stderr}");
+    assert!(stderr.contains(expected), "expected `{expected}` in {stderr}");
+    if yaml.contains("bad.txt") {
+        assert!(stderr.contains("bad.txt:2: field `out`: `e8b7be4` is not lowercase hex bytes"), "{stderr}");
+    }
+}
+
+#[test]
+fn impossible_budgets_on_the_command_line_are_refused_and_useless_ones_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = common::c_firmware("kat-crc32");
+    let stderr = refused(
+        &[os(&["run", "--quiet", "--board", "mps2-an386", "--flash-budget", "0", "--elf"]), vec![elf.as_os_str()]]
+            .concat(),
+        dir.path(),
+        true,
+    );
+    assert!(stderr.contains("budgets.flash is 0 B, which no firmware can meet"), "{stderr}");
+
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "microbit", "--ram-budget", "1MiB", "--elf"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mcubench: warning: ")
+            && stderr
+                .contains("budgets.ram is 1048576 B, more than the RAM of every board (microbit: at most 16384 B)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_annotation_file_is_refused_and_unknown_names_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = common::c_firmware("stack-test");
+    let ann = dir.path().join("a.stack.yaml");
+    std::fs::write(&ann, "recursion:\n  main: 2\nrecursoin: {}\n").unwrap();
+    let stderr = refused(
+        &[os(&["stack", "--board", "mps2-an386", "--annotations"]), vec![ann.as_os_str(), elf.as_os_str()]].concat(),
+        dir.path(),
+        false,
+    );
+    assert!(stderr.contains(&ann.display().to_string()), "{stderr}");
+    assert!(stderr.contains("recursoin"), "{stderr}");
+
+    std::fs::write(&ann, "recursion:\n  no_such_function_anywhere: 2\n").unwrap();
+    let out = common::mcubench()
+        .args(["stack", "--board", "mps2-an386", "--annotations"])
+        .arg(&ann)
+        .arg(&elf)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // One annotation file serves every build of a scenario, so an entry naming a function this
+    // ELF does not have is reported (file and name) rather than fatal; see stack_annotations.rs.
+    assert!(stderr.contains(&ann.display().to_string()) && stderr.contains("no_such_function_anywhere"), "{stderr}");
+}
