@@ -60,7 +60,7 @@ echo "built $OUT/hostile-*.elf"
 # (firmware/c/kernels), for the end-to-end cycle test. armv7m on mps2-an385/an386 (built for the
 # Cortex-M3, runs on both), armv7em-fp on mps2-an386 (hard float), armv6m on microbit.
 KSRC=$HERE/../../sim/timing/kernels
-KFLAGS=(-mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
+KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
         -nostartfiles --specs=nano.specs -I "$HERE/include")
 "$CC" -mcpu=cortex-m3 "${KFLAGS[@]}" -DKERNELS_ARMV7M -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7m.S" \

@@ -7,6 +7,11 @@ int main(void);
 void HardFault_Handler(void);
 void SysTick_Handler(void);
 void Default_Handler(void);
+/* The SVCall vector; a firmware may name its own handler with -DSVC_HANDLER=<function>. */
+#ifndef SVC_HANDLER
+#define SVC_HANDLER Default_Handler
+#endif
+void SVC_HANDLER(void);
 
 /* Paints the whole stack with 0xcccccccc before anything uses it (registers only), then
  * initialises .data/.bss and calls main. */
@@ -42,7 +47,7 @@ __attribute__((section(".vector_table"), used)) const vector vector_table[16] = 
     Default_Handler,   /* BusFault */
     Default_Handler,   /* UsageFault */
     0, 0, 0, 0,
-    Default_Handler,   /* SVCall */
+    SVC_HANDLER,       /* SVCall */
     Default_Handler,   /* DebugMonitor */
     0,
     Default_Handler,   /* PendSV */

@@ -39,3 +39,28 @@ mb_run_kernel:
 k_empty:
     bx lr
     .size k_empty, . - k_empty
+
+@ Exception kernel: `svc #0` inside the region, taken by mb_svc_handler (the SVCall vector, via
+@ -DSVC_HANDLER in firmware/c/build.sh), which returns at once. Hand-derived total per core
+@ (zero wait states; the plugin's exception rule: entry at the handler's first TB, exit after the
+@ handler's `bx lr` to EXC_RETURN):
+@   svc #0               M3/M4: 2 (priced as a System instruction, MRS/MSR-like); M0: 4
+@   exception entry      M3/M4: 12 (TRM interrupt latency); M0: 16
+@   bx lr (handler)      M3/M4: 1+P = 2; M0: 1+P = 3
+@   exception exit       M3/M4: 1+8+P = 10; M0: 1+8+P = 11 (8-word unstack as an LDM)
+@   bx lr (kernel)       M3/M4: 2; M0: 3
+@   total                M3/M4: 28; M0: 37
+    .global k_svc
+    .type k_svc, %function
+    .thumb_func
+k_svc:
+    svc #0
+    bx lr
+    .size k_svc, . - k_svc
+
+    .global mb_svc_handler
+    .type mb_svc_handler, %function
+    .thumb_func
+mb_svc_handler:
+    bx lr
+    .size mb_svc_handler, . - mb_svc_handler

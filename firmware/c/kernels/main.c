@@ -1,7 +1,8 @@
 /* Timing-kernel firmware: runs the microbenchmark kernels of sim/timing/kernels/<KERNELS>.S,
  * each once inside its own region markers (region id = position in the table below), so the
  * host can compare the QEMU plugin's cycle estimate of each region with the TRM-derived totals
- * in the .S comments (sim/mcubench/tests/kernels_e2e.rs). Region 0 is k_empty, which measures
+ * in the .S comments (sim/mcubench/tests/kernels_e2e.rs); k_svc (firmware/c/kernels/harness.S)
+ * takes an exception inside its region, for the exception entry/return costs. Region 0 is k_empty, which measures
  * the constant marker overhead. Ends with the `end` record. Build: firmware/c/build.sh. */
 #define MCUBENCH_IMPL
 #include "mcubench.h"
@@ -10,11 +11,12 @@ void mb_run_kernel(uint32_t id, void (*kernel)(void));
 void k_empty(void);
 
 #if defined(KERNELS_ARMV6M)
-void k_delay(void), k_loads(void), k_ldm(void), k_mul(void);
-static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_ldm, k_mul};
+void k_delay(void), k_loads(void), k_ldm(void), k_mul(void), k_svc(void);
+static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_ldm, k_mul, k_svc};
 #elif defined(KERNELS_ARMV7M)
-void k_delay(void), k_loads(void), k_chase(void), k_ldm(void), k_branch(void), k_mac(void), k_tbb(void);
-static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase, k_ldm, k_branch, k_mac, k_tbb};
+void k_delay(void), k_loads(void), k_chase(void), k_ldm(void), k_branch(void), k_mac(void), k_tbb(void),
+    k_svc(void);
+static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase, k_ldm, k_branch, k_mac, k_tbb, k_svc};
 #elif defined(KERNELS_ARMV7EM_FP)
 void k_fmac(void), k_fdiv(void), k_dsp(void);
 static void (*const kernels[])(void) = {k_empty, k_fmac, k_fdiv, k_dsp};

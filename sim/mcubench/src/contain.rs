@@ -240,8 +240,8 @@ pub fn run_contained_with(
     })?;
 
     let overflow = Arc::new(AtomicBool::new(false));
-    let console = collect(child.stdout.take().expect("piped"), overflow.clone());
-    let qemu_stderr = collect(child.stderr.take().expect("piped"), overflow.clone());
+    let console = qemu::collect(child.stdout.take().expect("piped"), overflow.clone());
+    let qemu_stderr = qemu::collect(child.stderr.take().expect("piped"), overflow.clone());
     let peer_overflow = overflow.clone();
     let peer = std::thread::spawn(move || {
         let mut peer = Peer::new(ours, peer_overflow);
@@ -253,7 +253,7 @@ pub fn run_contained_with(
     let end = loop {
         let now = Instant::now();
         if now >= deadline {
-            kill_group(child.id());
+            qemu::kill_group(child.id());
             let _ = child.wait();
             break ProcessEnd::TimedOut;
         }
@@ -266,12 +266,12 @@ pub fn run_contained_with(
             };
         }
         if overflow.load(Ordering::Relaxed) {
-            kill_group(child.id());
+            qemu::kill_group(child.id());
             let _ = child.wait();
             break ProcessEnd::OutputLimit;
         }
     };
-    kill_group(child.id());
+    qemu::kill_group(child.id());
     let (peer, link_error) = peer.join().unwrap_or_else(|_| panic!("the GDB peer thread panicked"));
     let console = console.join().unwrap_or_default();
     let qemu_stderr = qemu_stderr.join().unwrap_or_default();
@@ -361,34 +361,6 @@ impl ScratchDir {
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn collect(mut stream: impl Read + Send + 'static, overflow: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            match stream.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = OUTPUT_LIMIT.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    if n > room {
-                        overflow.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                }
-            }
-        }
-        kept
-    })
-}
-
-fn kill_group(pid: u32) {
-    // SAFETY: plain syscall; a negative pid addresses the process group created at spawn.
-    unsafe {
-        libc::kill(-(pid as i32), libc::SIGKILL);
     }
 }
 

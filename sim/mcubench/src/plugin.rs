@@ -183,6 +183,36 @@ pub struct PluginOptions<'a> {
     pub wait_states: &'a [mcubench_timing::WaitStates],
     /// The stack probe: ([lo, hi) of the stack, code ranges whose stores are ignored).
     pub stack_probe: Option<&'a StackProbeRange>,
+    /// Exception handler entry addresses ([`exception_handlers`]): the plugin prices exception
+    /// entry and return (needs `core`).
+    pub handlers: &'a [u32],
+}
+
+/// The exception handlers of `image`: words 2.. of its vector table (NMI, HardFault, ...,
+/// external interrupts), Thumb bit cleared, sorted and deduplicated. Zero words (reserved slots)
+/// are skipped; the table ends at the first word that is not a Thumb address in executable code,
+/// or after 256 words (16 system exceptions and 240 interrupts, the ARMv7-M maximum).
+pub fn exception_handlers(image: &ElfImage) -> Vec<u32> {
+    let Some(table) = image.vector_table() else { return Vec::new() };
+    let reset = table.reset & !1;
+    let in_code = |a: u32| image.sections().iter().any(|s| s.alloc && s.exec && s.contains_vma(u64::from(a)));
+    let mut handlers = Vec::new();
+    for i in 2..256u64 {
+        let Some(w) = image.word_at(table.address + 4 * i) else { break };
+        if w == 0 {
+            continue;
+        }
+        if w & 1 == 0 || !in_code(w & !1) {
+            break;
+        }
+        // A handler shared with the reset code would make the start-up look like an exception.
+        if w & !1 != reset {
+            handlers.push(w & !1);
+        }
+    }
+    handlers.sort_unstable();
+    handlers.dedup();
+    handlers
 }
 
 /// What the stack probe watches: stores to `[lo, hi)`, except those by the code in `skip`.
@@ -262,6 +292,9 @@ pub fn plugin_option_from(so: &Path, out: &Path, o: &PluginOptions<'_>) -> Strin
         for (a, b) in &p.skip {
             s.push_str(&format!(",stack_skip=0x{a:x}:0x{b:x}"));
         }
+    }
+    for h in o.handlers {
+        s.push_str(&format!(",handler=0x{h:x}"));
     }
     s
 }
@@ -648,10 +681,11 @@ mod tests {
                     functions: Some(Path::new("/f")),
                     wait_states: &ws,
                     stack_probe: Some(&probe),
+                    handlers: &[0x100, 0x140],
                     ..PluginOptions::default()
                 }
             ),
-            "/p.so,out=/o,core=cortex-m4,functions=/f,wait=0x0:0x400000:1:2,stack=0x20000000:0x20004000,stack_skip=0x40:0x60"
+            "/p.so,out=/o,core=cortex-m4,functions=/f,wait=0x0:0x400000:1:2,stack=0x20000000:0x20004000,stack_skip=0x40:0x60,handler=0x100,handler=0x140"
         );
     }
 

@@ -82,7 +82,10 @@ pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec
 }
 
 /// Reads a stream to the end, keeping at most [`OUTPUT_LIMIT`] bytes and raising `overflow` past it.
-fn collect(mut stream: impl Read + Send + 'static, overflow: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<u8>> {
+pub(crate) fn collect(
+    mut stream: impl Read + Send + 'static,
+    overflow: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut buf = [0u8; 64 * 1024];
@@ -103,7 +106,8 @@ fn collect(mut stream: impl Read + Send + 'static, overflow: Arc<AtomicBool>) ->
     })
 }
 
-fn kill_group(pid: u32) {
+/// Kills the process group `pid` leads (QEMU is spawned as a group leader).
+pub(crate) fn kill_group(pid: u32) {
     // SAFETY: plain syscall; a negative pid addresses the process group we created at spawn.
     unsafe {
         libc::kill(-(pid as i32), libc::SIGKILL);

@@ -287,6 +287,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
     let core = plugin::timing_core(board);
+    let handlers = plugin::exception_handlers(&image);
     let options = plugin::PluginOptions {
         markers: markers.as_ref(),
         core: Some(core),
@@ -294,6 +295,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         profile: false,
         wait_states: &measure.wait_states,
         stack_probe: probe.as_ref(),
+        handlers: &handlers,
     };
     let option = so.as_ref().map(|so| plugin::plugin_option_from(so, &results_file, &options));
 

@@ -26,6 +26,32 @@ pub enum ScenarioError {
     Invalid { path: PathBuf, message: String },
 }
 
+/// A scalar written as a number or a string (`4096`, `24 KiB`, `3`, `s`), as text. Visiting the
+/// value directly (rather than through an untagged enum, which buffers it) keeps the YAML error
+/// location on the value itself; anything else is an error that says what was `expected`.
+fn scalar_text<'de, D: Deserializer<'de>>(d: D, expected: &'static str) -> Result<String, D::Error> {
+    struct Scalar(&'static str);
+    impl serde::de::Visitor<'_> for Scalar {
+        type Value = String;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_owned())
+        }
+    }
+    d.deserialize_any(Scalar(expected))
+}
+
 /// A byte count written as `24 KiB`, `1 MiB`, `512 B` or a plain integer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(transparent)]
@@ -58,18 +84,8 @@ impl fmt::Display for Bytes {
 
 impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom("expected a size such as `24 KiB`, `512 B` or `4096`"))?
-        {
-            Raw::Int(n) => Ok(Bytes(n)),
-            Raw::Text(t) => Bytes::parse(&t).map_err(serde::de::Error::custom),
-        }
+        let text = scalar_text(d, "a size such as `24 KiB`, `512 B` or `4096`")?;
+        Bytes::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -99,19 +115,8 @@ impl Timeout {
 
 impl<'de> Deserialize<'de> for Timeout {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom("expected a duration such as `20 s` or `500 ms`"))?
-        {
-            Raw::Int(n) => Timeout::parse(&n.to_string()),
-            Raw::Text(t) => Timeout::parse(&t),
-        }
-        .map_err(serde::de::Error::custom)
+        let text = scalar_text(d, "a duration such as `20 s` or `500 ms`")?;
+        Timeout::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -141,18 +146,8 @@ impl Limit {
 
 impl<'de> Deserialize<'de> for Limit {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom("expected a limit such as `2 %`, `256 B` or `1000`"))?
-        {
-            Raw::Int(n) => Ok(Limit::Absolute(n)),
-            Raw::Text(t) => Limit::parse(&t).map_err(serde::de::Error::custom),
-        }
+        let text = scalar_text(d, "a limit such as `2 %`, `256 B` or `1000`")?;
+        Limit::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -335,17 +330,7 @@ struct RawProfile {
 }
 
 fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Int(u8),
-        Text(String),
-    }
-    let level =
-        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("expected an opt-level: 0, 1, 2, 3, s or z"))? {
-            Raw::Int(n) => n.to_string(),
-            Raw::Text(t) => t,
-        };
+    let level = scalar_text(d, "an opt-level: 0, 1, 2, 3, s or z")?;
     match level.as_str() {
         "0" | "1" | "2" | "3" | "s" | "z" => Ok(Some(level)),
         _ => Err(serde::de::Error::custom(format!("opt-level `{level}` is not one of 0, 1, 2, 3, s, z"))),

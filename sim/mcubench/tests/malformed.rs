@@ -177,15 +177,14 @@ fn an_elf_without_symbols_still_runs() {
 /// Scenario files: each mistake names the file, and the line and column or the key.
 #[rstest::rstest]
 #[case::wrong_type("name: s\nfirmware: { elf: a.elf }\nboards: mps2-an386\n", "s.yaml:3:9: boards: invalid type")]
-// Sizes and durations (untagged serde enums in scenario.rs) lose part of the place: the key path
-// stops at `budgets`, and a wrong-typed `timeout` is reported at 1:1 (see the report to the lead).
+// Sizes and durations name the value's own place and key path.
 #[case::wrong_type_nested(
     "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nbudgets: { flash: [1] }\n",
-    "s.yaml:4:10: budgets: expected a size"
+    "s.yaml:4:19: budgets.flash: invalid type: sequence, expected a size"
 )]
 #[case::wrong_type_timeout(
     "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\ntimeout: { s: 1 }\n",
-    "expected a duration such as `20 s`"
+    "s.yaml:4:10: timeout: invalid type: map, expected a duration such as `20 s`"
 )]
 #[case::unknown_key(
     "name: s\nfirmware: { elf: a.elf, vector: v.txt }\nboards: [mps2-an386]\n",

@@ -58,6 +58,9 @@ pub struct TbCost {
     /// `stores[i]`: instruction `i` writes memory (for the stack probe; empty unless asked).
     pub stores: Vec<bool>,
     pub end: End,
+    /// The target of a final direct branch or call (`None` otherwise): a handler reached this
+    /// way is a call or jump, not an exception entry.
+    pub target: Option<u32>,
 }
 
 /// Prices the TB at `start` whose instruction bytes are `bytes` (contiguous, each instruction's
@@ -91,6 +94,10 @@ pub fn price(
         prefix,
         stores,
         end: end_of(last),
+        target: match last.flow {
+            Flow::Branch { target } | Flow::Call { target } => Some(target),
+            _ => None,
+        },
     })
 }
 
@@ -146,6 +153,7 @@ mod tests {
         // bl (f000 f800) returns to the next instruction.
         let c = price(&d, &m, 0x200, &halfwords(&[0xf000, 0xf800]), false, false).unwrap();
         assert_eq!(c.end, End::Call { ret: 0x204 });
+        assert_eq!(c.target, Some(0x204));
         assert_eq!(price(&d, &m, 0x300, &halfwords(&[0x4770]), false, false).unwrap().end, End::Return);
         // A Thumb-2 multiply is not ARMv6-M: an error, not a cost.
         let e = price(

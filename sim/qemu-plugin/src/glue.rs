@@ -88,6 +88,63 @@ fn fold_probe(regions: Option<&mut Regions>, calls: Option<&mut Calls>) {
     }
 }
 
+/// Exception tracking (only with `handler=` arguments; see the crate docs, "Exceptions").
+struct Exceptions {
+    /// One entry per active exception: its call depth (calls minus returns since entry).
+    depths: Vec<u32>,
+    /// The previous TB's direct branch or call target (`u32::MAX`: none).
+    prev_target: u32,
+    /// An exception return ran; its cost is settled by the next TB (exit or tail-chain).
+    exit_pending: bool,
+    /// Exit cost ([`Model::exception_exit`]).
+    exit: u64,
+}
+
+struct ExceptionsCell(UnsafeCell<Exceptions>);
+// SAFETY: as ShadowCell: one vCPU, callbacks never concurrent.
+unsafe impl Sync for ExceptionsCell {}
+static EXCEPTIONS: OnceLock<ExceptionsCell> = OnceLock::new();
+
+/// What a TB's end means for the exception call depth.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Other,
+    Call,
+    Return,
+}
+
+/// Settles exception costs at the start of `tb` and follows its end; returns the cycles to add.
+/// Must run before `PENDING_FALL` is overwritten (it reads the previous TB's fall-through).
+fn exceptions_step(tb: &TbInfo) -> u64 {
+    let Some(cell) = EXCEPTIONS.get() else { return 0 };
+    // SAFETY: see ExceptionsCell; this is the only reference while the callback runs.
+    let e = unsafe { &mut *cell.0.get() };
+    let entered = tb.entry != 0 && tb.start != e.prev_target && tb.start != PENDING_FALL.load(Ordering::Relaxed);
+    let mut add = 0;
+    if e.exit_pending {
+        e.exit_pending = false;
+        add = if entered { tb.tail_chain } else { e.exit };
+    } else if entered {
+        add = tb.entry;
+    }
+    if entered {
+        e.depths.push(0);
+    }
+    if let Some(depth) = e.depths.last_mut() {
+        match tb.kind {
+            Kind::Call => *depth += 1,
+            Kind::Return if *depth == 0 => {
+                e.depths.pop();
+                e.exit_pending = true;
+            }
+            Kind::Return => *depth -= 1,
+            Kind::Other => {}
+        }
+    }
+    e.prev_target = tb.target;
+    add
+}
+
 /// Per-TB data for the exec callback, leaked at translation (bounded by the translations).
 struct TbInfo {
     start: u32,
@@ -103,6 +160,13 @@ struct TbInfo {
     insns: u64,
     /// Why this TB has no price (it adds no cycles; running it makes cycles unavailable).
     error: Option<String>,
+    /// Exception entry cost when the TB starts at a handler address (0: not a handler).
+    entry: u64,
+    /// Tail-chain cost when it does (replaces exit + entry).
+    tail_chain: u64,
+    /// Target of a final direct branch or call (`u32::MAX`: none).
+    target: u32,
+    kind: Kind,
 }
 
 struct McubenchPlugin;
@@ -154,6 +218,17 @@ impl Register for McubenchPlugin {
             let text = std::fs::read_to_string(path).unwrap_or_else(|e| refuse(&format!("cannot read {path}: {e}")));
             Functions::parse(&text).unwrap_or_else(|e| refuse(&e))
         });
+        if let Some(t) = &timing
+            && !config.handlers.is_empty()
+        {
+            let exc = Exceptions {
+                depths: Vec::new(),
+                prev_target: u32::MAX,
+                exit_pending: false,
+                exit: t.model.exception_exit(),
+            };
+            let _ = EXCEPTIONS.set(ExceptionsCell(UnsafeCell::new(exc)));
+        }
         if functions.is_some() {
             let shadow = Shadow { profile: Profile::default(), calls: Calls::default() };
             let _ = SHADOW.set(ShadowCell(UnsafeCell::new(shadow)));
@@ -179,6 +254,10 @@ qemu_plugin::register!(McubenchPlugin);
 unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
+    let exception = exceptions_step(tb);
+    if exception != 0 {
+        CYCLES.fetch_add(exception, Ordering::Relaxed);
+    }
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
     let taken = extra != 0 && PENDING_FALL.load(Ordering::Relaxed) != tb.start;
     if taken {
@@ -193,7 +272,7 @@ unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
         }
         if let Some(shape) = &tb.shape {
             let node = profile.enter(shape);
-            profile.add(node, tb.cost, tb.insns);
+            profile.add(node, tb.cost + exception, tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
             let depth = profile.depth();
             let begin = if profile.began() && shape.func_entry { tb.region } else { None };
@@ -263,8 +342,21 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             !marker_indices.is_empty(),
             state.config.stack.is_some(),
         );
-        let mut info =
-            TbInfo { start, fall: 0, taken_extra: 0, shape: None, region: None, cost: 0, insns: n as u64, error: None };
+        let handler = state.config.handlers.binary_search(&start).is_ok();
+        let mut info = TbInfo {
+            start,
+            fall: 0,
+            taken_extra: 0,
+            shape: None,
+            region: None,
+            cost: 0,
+            insns: n as u64,
+            error: None,
+            entry: if handler { timing.model.exception_entry(start) } else { 0 },
+            tail_chain: if handler { timing.model.tail_chain(start) } else { 0 },
+            target: u32::MAX,
+            kind: Kind::Other,
+        };
         match result {
             Ok(c) => {
                 qemu_plugin::qemu_plugin_register_vcpu_tb_exec_inline(
@@ -276,6 +368,12 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 info.fall = c.fall;
                 info.taken_extra = c.taken_extra;
                 info.cost = c.fall_through;
+                info.target = c.target.unwrap_or(u32::MAX);
+                info.kind = match c.end {
+                    cost::End::Call { .. } => Kind::Call,
+                    cost::End::Return => Kind::Return,
+                    _ => Kind::Other,
+                };
                 stores = Some(c.stores.clone());
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);

@@ -33,6 +33,9 @@
 //!   stack-painting helpers, which write the whole stack with the paint pattern). Needs `core`
 //!   (stores are found by decoding; a block that cannot be decoded gets callbacks on every
 //!   instruction).
+//! * `handler=<addr>` (repeatable): the entry address of an exception handler (the host passes
+//!   words 2.. of the vector table); the cycle model then prices exception entry, return and
+//!   tail-chaining (see "Exceptions" below). Needs `core`.
 //!
 //! The six marker arguments come all together or not at all; without them only `insns` is
 //! reported.
@@ -71,6 +74,22 @@
 //! callback records the error, and the results file then says `cycles-unavailable <reason>`
 //! instead of a number: never a made-up cost.
 //!
+//! # Exceptions
+//!
+//! With `handler=` addresses, the exec callback also prices exceptions (costs from
+//! `mcubench_timing::Core::exception_entry`, `exception_exit`, `tail_chain`):
+//!
+//! * **Entry**: a TB starting at a handler address that is not the previous TB's static
+//!   successor (its direct branch or call target, or its fall-through address) adds the entry
+//!   cost. A handler reached by an *indirect* branch or call is therefore also read as an
+//!   exception entry (firmware rarely calls its own handlers).
+//! * **Return**: each active exception keeps a call depth, raised by TBs ending in a call and
+//!   lowered by TBs ending in a return; a TB ending in a return at depth 0 is the exception return
+//!   (QEMU resolves the EXC_RETURN branch internally, so this is the only trace of it). Its cost
+//!   is added at the next TB: the exit cost, or the tail-chain cost instead of exit + entry when
+//!   that TB is another handler's entry. A handler that returns other than by `bx lr`/`pop {pc}`/
+//!   `ldr pc, [sp], #4` (e.g. `bx r3`) or never returns adds no exit.
+//!
 //! Inexactness (documented in `mcubench-timing` too): blocks are priced independently, so pairing
 //! rules do not cross TB boundaries; an interrupt taken right after a not-taken conditional
 //! branch is read as "taken" (+P); a TB cut short by an exception or an I/O access is priced
@@ -100,6 +119,8 @@ pub struct Config {
     pub stack: Option<(u32, u32)>,
     /// Code ranges whose stores the stack probe ignores.
     pub stack_skip: Vec<(u32, u32)>,
+    /// Exception handler entry addresses (Thumb bit cleared), sorted, deduplicated.
+    pub handlers: Vec<u32>,
 }
 
 /// Parses a decimal or `0x` hexadecimal number.
@@ -180,6 +201,7 @@ impl Config {
         let mut wait_states = Vec::new();
         let mut stack = None;
         let mut stack_skip = Vec::new();
+        let mut handlers = Vec::new();
         let mut nums = std::collections::BTreeMap::new();
         for arg in raw {
             let (key, value) = arg.split_once('=').ok_or_else(|| format!("argument `{arg}` is not key=value"))?;
@@ -207,6 +229,12 @@ impl Config {
                 }
                 "stack" => stack = Some(range(key, value)?),
                 "stack_skip" => stack_skip.push(range(key, value)?),
+                "handler" => {
+                    let v = number(key, value)?;
+                    let v =
+                        u32::try_from(v).map_err(|_| format!("argument `handler`: `{value}` does not fit 32 bits"))?;
+                    handlers.push(v & !1);
+                }
                 "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
                     nums.insert(key, number(key, value)?);
                 }
@@ -238,6 +266,7 @@ impl Config {
                 (functions.is_some(), "`functions=` (profile, function regions)"),
                 (!wait_states.is_empty(), "`wait=` (wait states)"),
                 (stack.is_some(), "`stack=` (stack probe)"),
+                (!handlers.is_empty(), "`handler=` (exception costs)"),
             ] {
                 if given {
                     return Err(format!("{what} needs `core=`"));
@@ -250,7 +279,9 @@ impl Config {
         if !stack_skip.is_empty() && stack.is_none() {
             return Err("`stack_skip=` needs `stack=`".into());
         }
-        Ok(Config { out, markers, core, functions, profile, wait_states, stack, stack_skip })
+        handlers.sort_unstable();
+        handlers.dedup();
+        Ok(Config { out, markers, core, functions, profile, wait_states, stack, stack_skip, handlers })
     }
 }
 
@@ -309,8 +340,12 @@ mod tests {
             "wait=0x20000000:0x20010000:0:0",
             "stack=0x20000000:0x20010000",
             "stack_skip=0x100:0x140",
+            "handler=0x201",
+            "handler=0x101",
+            "handler=0x200",
         ]))
         .unwrap();
+        assert_eq!(c.handlers, vec![0x100, 0x200]);
         assert!(c.profile);
         assert_eq!(
             c.wait_states,
@@ -335,6 +370,7 @@ mod tests {
             (&["out=f", "functions=x"][..], "needs `core=`"),
             (&["out=f", "wait=0:4:1:1"][..], "needs `core=`"),
             (&["out=f", "stack=0:4"][..], "needs `core=`"),
+            (&["out=f", "handler=0x100"][..], "needs `core=`"),
             (&["out=f", "core=cortex-m4", "profile=on"][..], "needs `functions=`"),
             (&["out=f", "core=cortex-m4", "profile=yes"][..], "`on` or `off`"),
             (&["out=f", "core=cortex-m4", "wait=0:4:1"][..], "needs 4"),

@@ -13,7 +13,10 @@
 //!   load at the start of the next are priced as if unpaired (at most one cycle per block boundary).
 //! - Data wait states apply to PC-relative (literal) loads, whose address is static; other loads
 //!   are priced at the core's zero-wait-state cost.
-//! - Exception entry/return, interrupts, and bus contention with other masters are not modelled.
+//! - Exception entry, return and tail-chaining have fixed costs ([`Model::exception_entry`],
+//!   [`Model::exception_exit`], [`Model::tail_chain`]); the plugin adds them when it sees a
+//!   handler start or an exception return. Late arrival, lazy FP stacking and bus contention with
+//!   other masters are not modelled.
 //! - The Cortex-M7 model is an approximation of a dual-issue core with branch prediction and caches
 //!   (Arm publishes no cycle table): expect ±20–30 %. It is labelled as such in every report.
 //!
@@ -65,6 +68,49 @@ impl Core {
             // [M7] branch predictor: a correctly predicted taken branch costs little; 1 is a
             // middle estimate between predicted (0) and mispredicted (~5–8) cases.
             Core::CortexM7 => 1,
+        }
+    }
+
+    /// Exception entry: cycles from the exception being taken to the first handler instruction
+    /// (stacking the 8-word frame, vector fetch, refill), at zero wait states.
+    /// - [M3]/[M4]: 12 cycles (the TRMs' NVIC "Interrupt latency" text; also the timing notes,
+    ///   `/work/shared/notes/timing.md`; section number not re-checked here).
+    /// - [M33] and [M7]: 12, the figure Arm quotes for them (Arm community blog "A Beginner's
+    ///   Guide on Interrupt Latency - and Interrupt Latency of the Arm Cortex-M processors");
+    ///   for the M7 an approximation like the rest of its model.
+    /// - [M0]: 16 cycles (same Arm table of zero-wait-state latencies: M0 16, M0+ 15, M3/M4 12).
+    /// - [M0+] DDI 0484C §3.6.1 "Exception handling": "The worst case interrupt latency, for the
+    ///   highest priority active interrupt in a zero wait-state system not using jitter
+    ///   suppression, is 15 cycles."
+    ///
+    /// Lazy FP stacking (an FP context active on M4F/M33/M7) would add 17+ cycles at the first
+    /// FP instruction of the handler; not modelled (the plugin cannot see CONTROL.FPCA).
+    pub fn exception_entry(self) -> u32 {
+        match self {
+            Core::CortexM0 => 16,
+            Core::CortexM0Plus => 15,
+            Core::CortexM3 | Core::CortexM4 | Core::CortexM33 | Core::CortexM7 => 12,
+        }
+    }
+
+    /// Exception return, on top of the returning instruction itself (`bx lr`, `pop {.., pc}`,
+    /// priced by [`Model::block`] as an ordinary return): unstacking the 8-word frame and the
+    /// refill at the interrupted instruction. The TRMs give no cycle count for it, so it is
+    /// derived from the load-multiple rule of each TRM's Table 3-1: an `LDM` of the 8 stacked
+    /// registers with a PC refill, 1 + N + P with N = 8: 10 on the M3/M4/M33/M7 (P = 1, the
+    /// figure usually quoted for Cortex-M3 exception exit), 11 on the M0 (P = 2), 10 on the M0+
+    /// (P = 1). An estimate, documented as such.
+    pub fn exception_exit(self) -> u32 {
+        1 + 8 + self.default_branch_refill()
+    }
+
+    /// Tail-chaining: an exception taken straight from the return of another, without unstacking
+    /// and restacking. [M3]/[M4] "Interrupt latency"/"Tail-chaining": 6 cycles (also in the
+    /// timing notes). ARMv6-M TRMs give no number; the M0/M0+ use exit + entry (an upper bound).
+    pub fn tail_chain(self) -> u32 {
+        match self {
+            Core::CortexM0 | Core::CortexM0Plus => self.exception_exit() + self.exception_entry(),
+            Core::CortexM3 | Core::CortexM4 | Core::CortexM33 | Core::CortexM7 => 6,
         }
     }
 
@@ -170,6 +216,23 @@ impl Model {
         };
         let ws = if self.params.wait_states.is_empty() { "0 WS".to_string() } else { "custom WS".to_string() };
         format!("{} model: {source}, P={}, {ws}", self.core.label(), self.params.branch_refill)
+    }
+
+    /// Exception entry cycles ([`Core::exception_entry`]), plus the refill's fetch wait states
+    /// of `handler`'s memory (the vector fetch and the first handler fetch).
+    pub fn exception_entry(&self, handler: u32) -> u64 {
+        u64::from(self.core.exception_entry()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
+    }
+
+    /// Exception return cycles ([`Core::exception_exit`]), on top of the returning instruction.
+    pub fn exception_exit(&self) -> u64 {
+        u64::from(self.core.exception_exit())
+    }
+
+    /// Tail-chain cycles ([`Core::tail_chain`]): replaces exit + entry when a handler starts
+    /// straight from an exception return.
+    pub fn tail_chain(&self, handler: u32) -> u64 {
+        u64::from(self.core.tail_chain()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
     }
 
     /// Prices a block of instructions that execute in order.
@@ -327,7 +390,8 @@ impl Model {
             // [M4] NOP, YIELD, SEV: 1. WFI/WFE would sleep; the plugin never sees a sleep.
             Class::Hint => (1, 0),
             // [M4] MRS/MSR 1–2 (we use 2), CPS 1; [M0] MRS/MSR 4, [M0+] 3, CPS 1.
-            // SVC/BKPT/UDF trap: exception entry is not modelled.
+            // SVC/BKPT/UDF trap: the instruction only; the plugin adds exception entry
+            // ([`Core::exception_entry`]) when the handler starts.
             Class::System => (if insn.mnemonic.starts_with("cps") { 1 } else { self.m0_special().unwrap_or(2) }, 0),
             Class::Fp(fp) => (self.fp_cost(prev, insn, fp), 0),
         }
@@ -468,5 +532,34 @@ impl Model {
 
     fn m7_taken_extra(&self, insn: &Insn) -> u32 {
         if insn.conditional && insn.writes.contains(PC) { self.params.branch_refill } else { 0 }
+    }
+}
+
+#[cfg(test)]
+mod exception_tests {
+    use super::*;
+
+    #[test]
+    fn exception_costs_per_core() {
+        let table = [
+            (Core::CortexM0, 16, 11, 27),
+            (Core::CortexM0Plus, 15, 10, 25),
+            (Core::CortexM3, 12, 10, 6),
+            (Core::CortexM4, 12, 10, 6),
+            (Core::CortexM33, 12, 10, 6),
+            (Core::CortexM7, 12, 10, 6),
+        ];
+        for (core, entry, exit, tail) in table {
+            assert_eq!(
+                (core.exception_entry(), core.exception_exit(), core.tail_chain()),
+                (entry, exit, tail),
+                "{core:?}"
+            );
+        }
+        // Fetch wait states of the handler's memory add to entry and tail-chain.
+        let ws = vec![WaitStates { start: 0, end: 0x1000, fetch: 3, data: 0 }];
+        let m = Model::with_params(Core::CortexM4, Params { wait_states: ws, ..Params::for_core(Core::CortexM4) });
+        assert_eq!((m.exception_entry(0x100), m.exception_exit(), m.tail_chain(0x100)), (15, 10, 9));
+        assert_eq!(m.exception_entry(0x2000), 12);
     }
 }

@@ -20,7 +20,11 @@ struct Kernels {
 
 fn assemble(file: &str, cpu: &str, extra: &[&str], arch: Arch, fpu: bool) -> Kernels {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(file);
-    let out: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{file}-{cpu}.o"));
+    // One object per call: parallel test cases assemble the same file for the same CPU.
+    static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out: PathBuf =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{file}-{cpu}-{}-{seq}.o", std::process::id()));
     let status = Command::new("arm-none-eabi-as")
         .args([&format!("-mcpu={cpu}"), "-mthumb"])
         .args(extra)
