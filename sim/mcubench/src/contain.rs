@@ -46,10 +46,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
-use wait_timeout::ChildExt;
 
 use crate::board::Board;
 use crate::protocol::{ProtocolError, Transcript};
@@ -249,28 +248,8 @@ pub fn run_contained_with(
         (peer, error)
     });
 
-    let deadline = Instant::now() + timeout;
-    let end = loop {
-        let now = Instant::now();
-        if now >= deadline {
-            qemu::kill_group(child.id());
-            let _ = child.wait();
-            break ProcessEnd::TimedOut;
-        }
-        let slice = (deadline - now).min(Duration::from_millis(20));
-        if let Some(status) = child.wait_timeout(slice).map_err(QemuError::Wait)? {
-            break match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
-                (Some(code), _) => ProcessEnd::Exited(code),
-                (None, Some(sig)) => ProcessEnd::Signalled(sig),
-                (None, None) => ProcessEnd::Signalled(0),
-            };
-        }
-        if overflow.load(Ordering::Relaxed) {
-            qemu::kill_group(child.id());
-            let _ = child.wait();
-            break ProcessEnd::OutputLimit;
-        }
-    };
+    // Short polls: a QEMU that died must not leave the GDB peer waiting long.
+    let end = qemu::supervise(&mut child, timeout, &overflow, Duration::from_millis(20))?;
     qemu::kill_group(child.id());
     let (peer, link_error) = peer.join().unwrap_or_else(|_| panic!("the GDB peer thread panicked"));
     let console = console.join().unwrap_or_default();

@@ -106,6 +106,37 @@ pub(crate) fn collect(
     })
 }
 
+/// Waits for `child` (a process-group leader) until it exits, `timeout` passes or `overflow` is
+/// raised, polling every `poll`; kills the whole group in the last two cases.
+pub(crate) fn supervise(
+    child: &mut std::process::Child,
+    timeout: Duration,
+    overflow: &AtomicBool,
+    poll: Duration,
+) -> Result<ProcessEnd, QemuError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Ok(ProcessEnd::TimedOut);
+        }
+        if let Some(status) = child.wait_timeout((deadline - now).min(poll)).map_err(QemuError::Wait)? {
+            return Ok(match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+                (Some(code), _) => ProcessEnd::Exited(code),
+                (None, Some(sig)) => ProcessEnd::Signalled(sig),
+                (None, None) => ProcessEnd::Signalled(0),
+            });
+        }
+        if overflow.load(Ordering::Relaxed) {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Ok(ProcessEnd::OutputLimit);
+        }
+    }
+}
+
 /// Kills the process group `pid` leads (QEMU is spawned as a group leader).
 pub(crate) fn kill_group(pid: u32) {
     // SAFETY: plain syscall; a negative pid addresses the process group we created at spawn.
@@ -146,28 +177,7 @@ fn run_args(qemu: &Path, args: Vec<String>, timeout: Duration) -> Result<QemuRun
     let out = collect(child.stdout.take().expect("piped"), overflow.clone());
     let err = collect(child.stderr.take().expect("piped"), overflow.clone());
 
-    let deadline = Instant::now() + timeout;
-    let end = loop {
-        let now = Instant::now();
-        if now >= deadline {
-            kill_group(child.id());
-            let _ = child.wait();
-            break ProcessEnd::TimedOut;
-        }
-        let slice = (deadline - now).min(Duration::from_millis(50));
-        if let Some(status) = child.wait_timeout(slice).map_err(QemuError::Wait)? {
-            break match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
-                (Some(code), _) => ProcessEnd::Exited(code),
-                (None, Some(sig)) => ProcessEnd::Signalled(sig),
-                (None, None) => ProcessEnd::Signalled(0),
-            };
-        }
-        if overflow.load(Ordering::Relaxed) {
-            kill_group(child.id());
-            let _ = child.wait();
-            break ProcessEnd::OutputLimit;
-        }
-    };
+    let end = supervise(&mut child, timeout, &overflow, Duration::from_millis(50))?;
     // Whatever QEMU started in its group goes with it, even after a normal exit.
     kill_group(child.id());
     let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();

@@ -5,12 +5,7 @@ use mcubench_thumb::{Arch, Decoder};
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: dump FILE [arch] [fpu] [base]");
-    let arch = match args.next().as_deref() {
-        Some("v6m") => Arch::V6M,
-        Some("v7m") => Arch::V7M,
-        Some("v8m") => Arch::V8MMain,
-        _ => Arch::V7EM,
-    };
+    let arch: Arch = args.next().as_deref().unwrap_or("v7em").parse().unwrap_or_else(|e| panic!("{e}"));
     let fpu = args.next().as_deref() == Some("fpu");
     let base = args.next().map(|s| u32::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex base")).unwrap_or(0);
     let code = std::fs::read(path).expect("read");

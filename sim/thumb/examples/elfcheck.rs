@@ -8,12 +8,7 @@ use mcubench_thumb::{Arch, Decoder};
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: elfcheck ELF ARCH [fpu]");
-    let arch = match args.next().as_deref() {
-        Some("v6m") => Arch::V6M,
-        Some("v7m") => Arch::V7M,
-        Some("v8m") => Arch::V8MMain,
-        _ => Arch::V7EM,
-    };
+    let arch: Arch = args.next().as_deref().unwrap_or("v7em").parse().unwrap_or_else(|e| panic!("{e}"));
     let fpu = args.next().as_deref() == Some("fpu");
     let dec = Decoder::new(arch, fpu).expect("decoder");
     let rep = common::compare(&dec, std::path::Path::new(&path));

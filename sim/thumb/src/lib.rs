@@ -53,6 +53,21 @@ pub enum Arch {
     V8MMain,
 }
 
+impl std::str::FromStr for Arch {
+    type Err = String;
+
+    /// `v6m`, `v7m`, `v7em` or `v8m` (ARMv8-M Mainline), as the examples and tools spell them.
+    fn from_str(s: &str) -> Result<Arch, String> {
+        match s {
+            "v6m" => Ok(Arch::V6M),
+            "v7m" => Ok(Arch::V7M),
+            "v7em" => Ok(Arch::V7EM),
+            "v8m" | "v8m.main" => Ok(Arch::V8MMain),
+            other => Err(format!("`{other}` is not an architecture; use v6m, v7m, v7em or v8m")),
+        }
+    }
+}
+
 /// What kind of work an instruction does; the timing model prices by class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Class {
