@@ -683,7 +683,7 @@ fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<
 /// `add sp, rN` / `add sp, sp, rN` / `sub sp, sp, rN` with a constant in rN: the SP change.
 fn sp_plus_const(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<i32> {
     let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
-    let sign = match m {
+    let sign: i32 = match m {
         "add" => 1,
         "sub" => -1,
         _ => return None,
@@ -695,7 +695,7 @@ fn sp_plus_const(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<i32> {
         _ => return None,
     };
     match regs[usize::from(parse_reg(rn)?)]? {
-        Val::Const(c) => Some(sign * c),
+        Val::Const(c) => sign.checked_mul(c),
         _ => None,
     }
 }
@@ -895,12 +895,19 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
             SpEffect::None => {}
             SpEffect::Adjust(d) => {
                 if let Sp::Known(o) = next.sp {
-                    next.sp = Sp::Known(o + d);
+                    // Overflowing i32 is only possible in garbage code: fail closed.
+                    next.sp = o.checked_add(d).map_or_else(
+                        || {
+                            dynamic_at.get_or_insert(addr);
+                            Sp::Dynamic
+                        },
+                        Sp::Known,
+                    );
                 }
             }
             SpEffect::FromReg { reg, offset } => {
                 next.sp = match state.regs.get(usize::from(reg)).copied().flatten() {
-                    Some(Val::Sp(v)) => Sp::Known(v + offset),
+                    Some(Val::Sp(v)) if v.checked_add(offset).is_some() => Sp::Known(v + offset),
                     _ => {
                         dynamic_at.get_or_insert(addr);
                         Sp::Dynamic
@@ -955,7 +962,7 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
             if let Some((rd, imm)) = insn.sp_copy
                 && let (Sp::Known(o), Some(slot)) = (state.sp, next.regs.get_mut(usize::from(rd)))
             {
-                *slot = Some(Val::Sp(o + imm));
+                *slot = o.checked_add(imm).map(Val::Sp);
             }
         }
         if split {
@@ -1139,7 +1146,7 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
 /// `adds r7, #16; mov sp, r7`): the destination and its new value.
 fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Val)> {
     let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
-    let sign = match m {
+    let sign: i32 = match m {
         "add" | "adds" | "addw" => 1,
         "sub" | "subs" | "subw" => -1,
         _ => return None,
@@ -1156,8 +1163,8 @@ fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Va
     Some((
         rd,
         match regs[usize::from(rn)]? {
-            Val::Sp(base) => Val::Sp(base + sign * k),
-            Val::Const(c) => Val::Const(c.wrapping_add(sign * k)),
+            Val::Sp(base) => Val::Sp(base.checked_add(sign.checked_mul(k)?)?),
+            Val::Const(c) => Val::Const(c.wrapping_add(sign.wrapping_mul(k))),
             Val::Slot(_) => return None,
         },
     ))
