@@ -1023,22 +1023,12 @@ fn function_stack(image: &ElfImage, fmap: &FunctionMap, f: &Function, source: &d
                     succ.push((skip_fall, cond_state.clone()));
                 }
             }
-            Flow::Call { target } => {
-                add_call(CallKind::Call { target }, depth_of(next.sp), 0);
-                if cond {
-                    succ.push((skip_fall, cond_state.clone()));
-                }
-                let mut after = next.clone();
-                for r in [0u8, 1, 2, 3, 12, 14] {
-                    after.regs[usize::from(r)] = None;
-                }
-                succ.push((fall, after));
-            }
-            Flow::CallIndirect { .. } => {
-                match known_target {
-                    Some(target) => add_call(CallKind::Call { target }, depth_of(next.sp), 0),
-                    None => add_call(CallKind::Indirect, depth_of(next.sp), 0),
-                }
+            Flow::Call { .. } | Flow::CallIndirect { .. } => {
+                let kind = match (insn.flow, known_target) {
+                    (Flow::Call { target }, _) | (_, Some(target)) => CallKind::Call { target },
+                    _ => CallKind::Indirect,
+                };
+                add_call(kind, depth_of(next.sp), 0);
                 if cond {
                     succ.push((skip_fall, cond_state.clone()));
                 }

@@ -10,6 +10,7 @@ pub mod budget_check;
 pub mod build;
 pub mod contain;
 pub mod diff;
+pub mod fuzzing;
 pub mod gate;
 pub mod junit;
 pub mod markdown;
