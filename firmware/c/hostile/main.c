@@ -23,7 +23,7 @@
 #define HOSTILE_BIG_WRITE 13 /* one SYS_WRITE of 2 GiB starting at address 0 */
 #define HOSTILE_FORGED_KAT 14 /* a KAT that says result=pass with a wrong output value (the host catches it
                                with firmware/c/hostile/vectors.txt) */
-#define HOSTILE_PROBE 15    /* not hostile: console-only calls (ISTTY, FLEN, SEEK, READC, TIME, WRITEC,
+#define HOSTILE_PROBE 15    /* not hostile: console-only calls (ISTTY, FLEN, SEEK, TIME, WRITEC,
                                WRITE0, CLOSE of the console) that the runner must allow */
 
 #ifndef HOSTILE
@@ -220,7 +220,6 @@ int main(void)
     say_result("flen", mb_semihost(MB_SYS_FLEN, one));
     uint32_t seek[2] = {fd, 0};
     say_result("seek", mb_semihost(MB_SYS_SEEK, seek));
-    say_result("readc", mb_semihost(MB_SYS_READC, 0));
     say_result("time", mb_semihost(MB_SYS_TIME, 0));
     char c = 'C';
     mb_semihost(MB_SYS_WRITEC, &c);

@@ -1,11 +1,11 @@
-//! Contained vs native runner on one ELF (mps2-an386), side by side in one invocation: wall time
-//! per run, and how SysTick ticks and the plugin's results compare.
+//! Contained vs uncontained runner on one ELF (mps2-an386), interleaved in one invocation: wall
+//! time per run, and whether the firmware's output and the plugin's results file (instruction and
+//! cycle totals, regions) differ in any byte.
 //! `cargo run --release -p mcubench --example contain_measure -- ELF [RUNS]`
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mcubench::protocol::Transcript;
 use mcubench::{Board, contain, qemu};
 
 fn board() -> &'static Board {
@@ -15,59 +15,46 @@ fn board() -> &'static Board {
 fn main() {
     let mut args = std::env::args().skip(1);
     let elf = PathBuf::from(args.next().expect("usage: contain_measure ELF [RUNS] (an mps2-an386 ELF)"));
-    let runs: usize = args.next().map_or(10, |v| v.parse().expect("RUNS is a number"));
+    let runs: u32 = args.next().map_or(10, |v| v.parse().expect("RUNS is a number"));
     let timeout = Duration::from_secs(60);
-    let ticks = |stdout: &str| Transcript::parse(stdout).unwrap().kats().map(|k| k.ticks).collect::<Vec<_>>();
-    let started = Instant::now();
-    let native = qemu::run(board(), &elf, timeout).unwrap();
-    let reference = ticks(&native.stdout);
-    let mut native_time = started.elapsed();
-    let (mut contained_time, mut differing) = (Duration::ZERO, 0);
-    for _ in 0..runs {
-        let t = Instant::now();
-        let run = contain::run_contained(board(), &elf, timeout).unwrap();
-        contained_time += t.elapsed();
-        let got = ticks(&run.stdout);
-        if got != reference {
-            differing += 1;
-            let diff: Vec<_> = reference.iter().zip(&got).enumerate().filter(|(_, (a, b))| a != b).collect();
-            println!("differs: {diff:?}");
-        }
-        let t = Instant::now();
-        let again = qemu::run(board(), &elf, timeout).unwrap();
-        native_time += t.elapsed();
-        assert_eq!(ticks(&again.stdout), reference, "native runs differ");
-    }
-    // The plugin's exact counts (and cycle estimates) through both runners.
     let so = mcubench::plugin::locate().unwrap().expect("plugin");
     let image = mcubench_elf::ElfImage::read(&elf).unwrap();
     let markers = mcubench::plugin::Markers::find(&image).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let results = |name: &str, contained: bool| {
+    // One run: (stdout, plugin results, wall time).
+    let once = |name: String, contained: bool| {
         let out = dir.path().join(name);
         let core = Some(mcubench_timing::Core::CortexM4);
         let option = mcubench::plugin::plugin_option_with(&so, &out, markers.as_ref(), core, None);
-        if contained {
-            contain::run_contained_plugin(board(), &elf, timeout, Some(&option)).unwrap();
+        let started = Instant::now();
+        let stdout = if contained {
+            let run = contain::run_contained_plugin(board(), &elf, timeout, Some(&option)).unwrap();
+            assert!(run.events.is_empty(), "{:?}", run.events);
+            run.stdout
         } else {
-            qemu::run_plugin(board(), &elf, timeout, Some(&option)).unwrap();
-        }
-        std::fs::read_to_string(&out).unwrap()
+            qemu::run_plugin(board(), &elf, timeout, Some(&option)).unwrap().stdout
+        };
+        (stdout, std::fs::read_to_string(&out).unwrap(), started.elapsed())
     };
-    let native_results = results("native", false);
-    for i in 0..3 {
-        let got = results(&format!("contained-{i}"), true);
-        let differing: Vec<_> = native_results.lines().zip(got.lines()).filter(|(a, b)| a != b).collect();
-        println!(
-            "plugin results: {} of {} lines differ: {differing:?}",
-            differing.len(),
-            native_results.lines().count()
-        );
+    let reference = once("reference".into(), false);
+    let (mut native_time, mut contained_time, mut differing) = (Duration::ZERO, Duration::ZERO, 0);
+    for i in 0..runs {
+        let native = once(format!("native-{i}"), false);
+        let contained = once(format!("contained-{i}"), true);
+        native_time += native.2;
+        contained_time += contained.2;
+        assert_eq!((&native.0, &native.1), (&reference.0, &reference.1), "uncontained runs differ");
+        if (&contained.0, &contained.1) != (&reference.0, &reference.1) {
+            differing += 1;
+        }
     }
     println!(
-        "{} KATs; native {:?}/run, contained {:?}/run; {differing} of {runs} contained runs differ from native",
-        reference.len(),
-        native_time / (runs as u32 + 1),
-        contained_time / runs as u32
+        "{} stdout bytes, {} results bytes; uncontained {:?}/run, contained {:?}/run ({:.2}x); \
+         {differing} of {runs} contained runs differ from uncontained in any byte",
+        reference.0.len(),
+        reference.1.len(),
+        native_time / runs,
+        contained_time / runs,
+        contained_time.as_secs_f64() / native_time.as_secs_f64(),
     );
 }

@@ -91,12 +91,11 @@ enum Command {
         /// No progress lines on stderr.
         #[arg(long, short)]
         quiet: bool,
-        /// Contain the firmware: mcubench answers semihosting itself (console output and exit
-        /// only; file access and host commands are refused and reported) and QEMU runs under its
-        /// seccomp sandbox in a private scratch directory. SysTick tick counts then vary by up to
-        /// one tick between runs (exact plugin counts do not).
+        /// Run QEMU without containment, for trusted firmware only: semihosting then reaches
+        /// host files and commands. By default every run is contained (file access and host
+        /// commands refused and reported; see README "Untrusted firmware").
         #[arg(long)]
-        contain: bool,
+        no_contain: bool,
     },
     /// Compare two run reports (files, or directories of shard reports): deltas per board ×
     /// profile, symbols behind flash/RAM changes, regression limits from the scenario.
@@ -175,6 +174,9 @@ enum Command {
         /// Wall-clock limit for the run.
         #[arg(long, default_value = "60s")]
         timeout: String,
+        /// Run QEMU without containment (trusted firmware only; see `run --no-contain`).
+        #[arg(long)]
+        no_contain: bool,
     },
     /// List the boards mcubench can run on.
     Boards,
@@ -314,7 +316,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Profile { scenario, elf, board: board_name, profile, out, top, timeout } => {
+        Command::Profile { scenario, elf, board: board_name, profile, out, top, timeout, no_contain } => {
             let timeout = Timeout::parse(&timeout).map_err(|e| InputError(format!("--timeout: {e}")))?.0;
             let (elf, board, profile_name) =
                 match (scenario, elf) {
@@ -349,7 +351,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     }
                     _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
                 };
-            let result = mcubench::profile::profile(board, &elf, timeout).map_err(InputError)?;
+            let result = mcubench::profile::profile(board, &elf, timeout, !no_contain).map_err(InputError)?;
             std::fs::create_dir_all(&out).map_err(|e| InputError(format!("{}: {e}", out.display())))?;
             let stem = out.join(format!("{}-{profile_name}", board.name));
             let folded = stem.with_extension("folded");
@@ -410,7 +412,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             markdown_output,
             jobs,
             quiet,
-            contain,
+            no_contain,
         } => {
             let mut scenario = match (scenario, elf) {
                 (Some(path), None) => Scenario::load(&path)?,
@@ -465,7 +467,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             let mut options = RunOptions {
                 progress: !quiet,
                 progress_bar: !quiet && !ci && std::io::stderr().is_terminal(),
-                contain,
+                contain: !no_contain,
                 ..RunOptions::default()
             };
             if let Some(j) = jobs {

@@ -434,6 +434,13 @@ impl PluginResults {
     pub fn read(path: &Path) -> Result<PluginResults, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("the QEMU plugin wrote no results file {}: {e}", path.display()))?;
+        if text.is_empty() {
+            // The plugin creates the file at install and fills it at QEMU's exit.
+            return Err(format!(
+                "the QEMU plugin wrote no results to {} (QEMU ended before its exit callbacks ran)",
+                path.display()
+            ));
+        }
         Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 use mcubench_elf::ElfImage;
 
 use crate::board::Board;
+use crate::contain;
 use crate::plugin::{self, Markers, PluginResults};
 use crate::qemu::{self, ProcessEnd};
 
@@ -46,7 +47,8 @@ pub struct Profile {
 
 /// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. The run
 /// must end (any exit code: a failing firmware can be profiled too, but a timeout is an error).
-pub fn profile(board: &Board, elf: &Path, timeout: Duration) -> Result<Profile, String> {
+/// `contained`: see [`crate::contain`]; a firmware that tried to reach the host gets no profile.
+pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, String> {
     let so = plugin::locate()?.ok_or_else(|| format!("profiling needs the QEMU plugin; unset {}", plugin::ENV))?;
     let image = ElfImage::read(elf).map_err(|e| e.to_string())?;
     let markers = Markers::find(&image)?;
@@ -63,7 +65,19 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration) -> Result<Profile, 
         Some(plugin::timing_core(board)),
         Some(&functions_file),
     );
-    let run = qemu::run_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?;
+    let run = if contained {
+        let run = contain::run_contained_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?;
+        if let Some(e) = &run.start_error {
+            return Err(format!("QEMU never started the guest ({e}); no profile"));
+        }
+        if !run.events.is_empty() {
+            let events: Vec<String> = run.events.iter().map(|e| e.to_string()).collect();
+            return Err(format!("{}; no profile", events.join("; ")));
+        }
+        run.as_qemu_run()
+    } else {
+        qemu::run_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?
+    };
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
         return Err(line.to_string());
     }

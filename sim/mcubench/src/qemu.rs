@@ -52,6 +52,8 @@ pub enum QemuError {
     Spawn(std::io::Error),
     #[error("waiting for `{QEMU}` failed: {0}")]
     Wait(std::io::Error),
+    #[error("cannot contain `{QEMU}`: {0}; run only trusted firmware, with `--no-contain`")]
+    Containment(String),
 }
 
 pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {

@@ -37,7 +37,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Show progress as a bar (for a terminal) instead of lines.
     pub progress_bar: bool,
-    /// Run QEMU contained (semihosting answered by mcubench, seccomp sandbox): see contain.rs.
+    /// Run QEMU contained (the default: host file access and commands refused and reported; see
+    /// contain.rs). Off only for trusted firmware.
     pub contain: bool,
 }
 
@@ -48,7 +49,7 @@ impl Default for RunOptions {
             progress: false,
             shard: None,
             progress_bar: false,
-            contain: false,
+            contain: true,
         }
     }
 }
@@ -299,8 +300,8 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     };
     let option = so.as_ref().map(|so| plugin::plugin_option_from(so, &results_file, &options));
 
-    // Contained: the runner answers semihosting itself (console only) under QEMU's seccomp
-    // sandbox; see contain.rs. Native: QEMU serves semihosting from the host.
+    // Contained: semihosting's host file access and commands are refused and reported; see
+    // contain.rs. Uncontained (trusted firmware): QEMU serves them from the host.
     let outcome = if contained {
         contain::run_contained_plugin(board, elf, scenario.timeout, option.as_deref()).map(|c| {
             let run = c.as_qemu_run();

@@ -51,7 +51,7 @@ fn run(elf: &Path, timeout: Duration) -> Outcome3 {
     let transcript = Transcript::parse(&run.stdout);
     let verdict = contain::judge(&run, transcript.as_ref(), timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
     assert!(elapsed <= timeout + Duration::from_secs(5), "took {elapsed:?} (timeout {timeout:?}): {}", verdict.message);
-    assert!(run.peer_error.is_none(), "{:?}", run.peer_error);
+    assert!(run.start_error.is_none(), "{:?}", run.start_error);
     Outcome3 { run, verdict, elapsed }
 }
 
@@ -66,10 +66,10 @@ fn sys_system_is_refused_and_recorded() {
     let expected = format!("firmware attempted SYS_SYSTEM(`{command}`): refused (EACCES)");
     assert!(r.verdict.message.contains(&expected), "{}", r.verdict.message);
     assert_eq!(r.run.events.len(), 1, "{:?}", r.run.events);
-    // The firmware saw the call fail (-1) and went on to write its (unearned) end record.
-    assert!(r.run.stdout.contains("system r=4294967295"), "{}", r.run.stdout);
+    // The firmware saw the call fail (the shell could not start: exit status 127) and went on to
+    // write its (unearned) end record.
+    assert!(r.run.stdout.contains(&format!("system r={}\n", 127 << 8)), "{}", r.run.stdout);
     assert_eq!(r.run.end, ProcessEnd::Exited(0));
-    assert_eq!(r.run.reported_exit, Some(0));
 }
 
 #[test]
@@ -167,16 +167,25 @@ fn a_forged_end_record_does_not_pass() {
 #[test]
 fn a_flood_of_output_is_cut_and_stopped_fast() {
     let dir = tempfile::tempdir().unwrap();
-    // 1 GiB in 4 KiB writes, and one 2 GiB write from address 0.
-    for name in ["flood", "big-write"] {
-        let r = run(&hostile(name, None, dir.path()), Duration::from_secs(20));
-        assert_eq!(r.run.end, ProcessEnd::OutputLimit, "{name}");
-        // Kept bytes are OUTPUT_LIMIT; the big write's flash contents grow as lossy UTF-8.
-        assert!(r.run.stdout.len() >= OUTPUT_LIMIT && r.run.stdout.len() < 2 * OUTPUT_LIMIT, "{name}");
-        assert_eq!(r.verdict.outcome, Outcome::Fail, "{name}: {}", r.verdict.message);
-        assert!(r.verdict.message.contains("wrote more than 4 MiB"), "{name}: {}", r.verdict.message);
-        assert!(r.elapsed < Duration::from_secs(5), "{name}: stopped after {:?}", r.elapsed);
-    }
+    // 1 GiB in 4 KiB writes.
+    let r = run(&hostile("flood", None, dir.path()), Duration::from_secs(20));
+    assert_eq!(r.run.end, ProcessEnd::OutputLimit);
+    assert_eq!(r.run.stdout.len(), OUTPUT_LIMIT);
+    assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
+    assert!(r.verdict.message.contains("wrote more than 4 MiB"), "{}", r.verdict.message);
+    assert!(r.elapsed < Duration::from_secs(5), "stopped after {:?}", r.elapsed);
+}
+
+#[test]
+fn one_huge_write_is_refused_by_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    // One SYS_WRITE of 2 GiB from address 0: QEMU cannot map that much guest memory, writes
+    // nothing and returns the count not written (the firmware then ends normally).
+    let r = run(&hostile("big-write", None, dir.path()), Duration::from_secs(20));
+    println!("{}", r.run.stdout);
+    assert!(r.run.stdout.len() < 4096, "{}", r.run.stdout.len());
+    assert!(r.run.stdout.contains(&format!("write r={}\n", 0x8000_0000u32)), "{}", r.run.stdout);
+    assert!(r.elapsed < Duration::from_secs(10), "stopped after {:?}", r.elapsed);
 }
 
 #[test]
@@ -185,20 +194,18 @@ fn console_calls_are_served_without_events() {
     let r = run(&hostile("probe", None, dir.path()), TIMEOUT);
     assert!(r.run.events.is_empty(), "{:?}", r.run.events);
     assert_eq!(r.verdict.outcome, Outcome::Pass, "{}", r.verdict.message);
-    // As natively with stdout a pipe and stdin /dev/null: not a tty, length 0, no seek; SYS_READC
-    // gets end of file (QEMU returns 0).
-    // (Natively SYS_READC waits on the console forever; SYS_TIME is host time either way: QEMU
-    // 7.2 answers it itself.)
-    for line in ["istty r=0\n", "flen r=0\n", "seek r=4294967295\n", "readc r=0\n"] {
+    // With stdout a pipe: not a tty, length 0, no seek. (SYS_READC is not probed: it waits for
+    // console input forever, and the run times out. SYS_TIME is host time: QEMU answers it.)
+    for line in ["istty r=0\n", "flen r=0\n", "seek r=4294967295\n"] {
         assert!(r.run.stdout.contains(line), "{line:?} in {}", r.run.stdout);
     }
     // SYS_WRITEC and SYS_WRITE0 go to stderr, as natively.
     assert!(r.run.stderr.starts_with("Cwrite0\n"), "{}", r.run.stderr);
 }
 
-/// The contained runner counts what the native one does: the plugin's exact region counts and
-/// cycle estimates are identical for C and Rust KAT firmware. SysTick ticks may differ by one
-/// (semihosting stops let QEMU move its icount clock; see `contain`'s module docs).
+/// The contained runner counts what the native one does, byte for byte: SysTick ticks, the
+/// plugin's whole results file (instruction and cycle totals, region counts), for C and Rust KAT
+/// firmware. Semihosting is served natively, so containment costs the guest no virtual time.
 #[test]
 fn kat_counts_are_the_same_as_with_the_native_runner() {
     let board = board();
@@ -227,14 +234,9 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
         let kats = |t: &Transcript| t.kats().map(|k| (k.id.clone(), k.out.clone(), k.region)).collect::<Vec<_>>();
         assert!(!kats(&n).is_empty(), "{}", native.stdout);
         assert_eq!(kats(&n), kats(&c), "{}", elf.display());
-        for (a, b) in n.kats().zip(c.kats()) {
-            assert!(a.ticks.abs_diff(b.ticks) <= 1, "{}: {} vs {} ticks", a.id, a.ticks, b.ticks);
-        }
-        let regions = |name: &str| {
-            let text = std::fs::read_to_string(out(name)).unwrap();
-            text.lines().filter(|l| l.starts_with("region ")).map(String::from).collect::<Vec<_>>()
-        };
-        assert_eq!(regions("native"), regions("contained"), "{}", elf.display());
+        assert_eq!(native.stdout, contained.stdout, "{}", elf.display());
+        let results = |name: &str| std::fs::read_to_string(out(name)).unwrap();
+        assert_eq!(results("native"), results("contained"), "{}", elf.display());
         let v = contain::judge(&contained, Ok(&c), 30.0, &|pc| format!("{pc:x}"));
         assert_eq!(v.outcome, Outcome::Pass, "{}", v.message);
         assert_eq!(contained.end, native.end);

@@ -20,7 +20,7 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
 #[test]
 fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30)).unwrap();
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true).unwrap();
     eprintln!("{}", p.table(15));
     let self_sum: u64 = p.functions.iter().map(|f| f.self_cycles).sum();
     assert_eq!(self_sum, p.cycles, "self cycles sum to the whole run");

@@ -2,6 +2,7 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::{c_uint, c_void};
+use std::io::Write;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -49,6 +50,9 @@ struct State {
     functions: Option<Functions>,
     /// First reason cycles are unavailable (an executed TB could not be priced).
     unavailable: Mutex<Option<String>>,
+    /// The results file, created at install: once the guest runs, a contained QEMU may open no
+    /// file (see mcubench's contain.rs). Readers know a complete file by its `end` line.
+    out: Mutex<std::fs::File>,
 }
 
 static STATE: OnceLock<State> = OnceLock::new();
@@ -233,8 +237,16 @@ impl Register for McubenchPlugin {
             let shadow = Shadow { profile: Profile::default(), calls: Calls::default() };
             let _ = SHADOW.set(ShadowCell(UnsafeCell::new(shadow)));
         }
-        let state =
-            State { config, regions: Mutex::new(Regions::default()), timing, functions, unavailable: Mutex::new(None) };
+        let out = std::fs::File::create(&config.out)
+            .unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", config.out)));
+        let state = State {
+            config,
+            regions: Mutex::new(Regions::default()),
+            timing,
+            functions,
+            unavailable: Mutex::new(None),
+            out: Mutex::new(out),
+        };
         if STATE.set(state).is_err() {
             refuse("installed twice");
         }
@@ -495,9 +507,8 @@ fn on_exit(_id: qemu_plugin_id_t) {
     let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
     let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks: &stacks };
     let text = regions.render(INSNS.load(Ordering::Relaxed), &cycles, &extra);
-    let out = &state.config.out;
-    let tmp = format!("{out}.tmp");
-    if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, out)) {
-        eprintln!("mcubench-qemu-plugin: error: cannot write {out}: {e}");
+    let mut file = state.out.lock().unwrap_or_else(|p| p.into_inner());
+    if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
+        eprintln!("mcubench-qemu-plugin: error: cannot write {}: {e}", state.config.out);
     }
 }

@@ -1,0 +1,415 @@
+//! The seccomp filter that hands QEMU's path-naming system calls to the runner, and the
+//! listener that answers them (seccomp user notification, Linux 5.5+).
+//!
+//! The filter is installed in the forked child just before it executes QEMU, so it covers QEMU
+//! and everything QEMU starts, and it cannot be removed. It sends every system call that names a
+//! host path or starts a program (open, exec, unlink, rename, mkdir, link, chmod, ...) to the
+//! [`Listener`] and lets every other call through. The listener continues each one while QEMU
+//! initialises (loading its libraries, the ELF, the TCG plugin) and refuses each one with `EACCES`
+//! once the guest has been started ([`Listener::serve`]'s `guest_started`). After that point QEMU
+//! only makes such calls for the firmware: semihosting SYS_OPEN, SYS_REMOVE, SYS_RENAME and
+//! SYS_SYSTEM (whose `/bin/sh` exec is refused).
+//!
+//! Refusing needs no look at the arguments, so the usual race of user notification (the target
+//! changing a path after the check) does not apply; the arguments are read only to say what was
+//! attempted.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{MAX_NAME, SemihostingEvent, quote};
+
+/// `AUDIT_ARCH_*` of the host (linux/audit.h): the filter refuses other system call ABIs.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xc000_00b7;
+
+/// How a supervised system call's arguments are read for the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// Path argument, open flags argument (`None`: `creat`, write+create+truncate).
+    Open {
+        path: usize,
+        flags: Option<usize>,
+    },
+    /// `openat2`: path argument, `struct open_how *` argument (flags are its first field).
+    Open2 {
+        path: usize,
+        how: usize,
+    },
+    /// Program path argument, argv argument.
+    Exec {
+        path: usize,
+        argv: usize,
+    },
+    Remove {
+        path: usize,
+    },
+    Rename {
+        from: usize,
+        to: usize,
+    },
+    /// Anything else that names a path; never reached through QEMU 7.2's semihosting.
+    Other {
+        name: &'static str,
+        path: usize,
+    },
+}
+
+/// The supervised system calls of this host ABI.
+fn supervised() -> Vec<(libc::c_long, Call)> {
+    use Call::*;
+    let mut calls = vec![
+        (libc::SYS_openat, Open { path: 1, flags: Some(2) }),
+        (libc::SYS_openat2, Open2 { path: 1, how: 2 }),
+        (libc::SYS_execve, Exec { path: 0, argv: 1 }),
+        (libc::SYS_execveat, Exec { path: 1, argv: 2 }),
+        (libc::SYS_unlinkat, Remove { path: 1 }),
+        (libc::SYS_renameat, Rename { from: 1, to: 3 }),
+        (libc::SYS_renameat2, Rename { from: 1, to: 3 }),
+        (libc::SYS_mkdirat, Other { name: "mkdirat", path: 1 }),
+        (libc::SYS_mknodat, Other { name: "mknodat", path: 1 }),
+        (libc::SYS_linkat, Other { name: "linkat", path: 1 }),
+        (libc::SYS_symlinkat, Other { name: "symlinkat", path: 0 }),
+        (libc::SYS_truncate, Other { name: "truncate", path: 0 }),
+        (libc::SYS_fchmodat, Other { name: "fchmodat", path: 1 }),
+        (libc::SYS_fchmodat2, Other { name: "fchmodat2", path: 1 }),
+        (libc::SYS_fchownat, Other { name: "fchownat", path: 1 }),
+    ];
+    // The older calls x86_64 still has next to their `*at` forms.
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        (libc::SYS_open, Open { path: 0, flags: Some(1) }),
+        (libc::SYS_creat, Open { path: 0, flags: None }),
+        (libc::SYS_unlink, Remove { path: 0 }),
+        (libc::SYS_rmdir, Remove { path: 0 }),
+        (libc::SYS_rename, Rename { from: 0, to: 1 }),
+        (libc::SYS_mkdir, Other { name: "mkdir", path: 0 }),
+        (libc::SYS_mknod, Other { name: "mknod", path: 0 }),
+        (libc::SYS_link, Other { name: "link", path: 0 }),
+        (libc::SYS_symlink, Other { name: "symlink", path: 0 }),
+        (libc::SYS_chmod, Other { name: "chmod", path: 0 }),
+        (libc::SYS_chown, Other { name: "chown", path: 0 }),
+        (libc::SYS_lchown, Other { name: "lchown", path: 0 }),
+    ]);
+    calls
+}
+
+fn statement(code: u32, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code: code as u16, jt: 0, jf: 0, k }
+}
+
+fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code: code as u16, jt, jf, k }
+}
+
+/// The classic BPF program: wrong ABI → kill, x32 system calls → `ENOSYS`, supervised calls →
+/// user notification, everything else allowed. Written out because the seccomp crates of the
+/// Rust ecosystem (seccompiler) have no user-notification action.
+pub(super) fn filter() -> Vec<libc::sock_filter> {
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    const NR: u32 = 0; // offsetof(struct seccomp_data, nr)
+    const ARCH: u32 = 4; // offsetof(struct seccomp_data, arch)
+    let calls = supervised();
+    let mut program = vec![
+        statement(BPF_LD | BPF_W | BPF_ABS, ARCH),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
+        statement(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+        statement(BPF_LD | BPF_W | BPF_ABS, NR),
+    ];
+    if cfg!(target_arch = "x86_64") {
+        // x32 numbers have bit 30 set and the same AUDIT_ARCH: refuse the whole ABI.
+        program.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 0, 1));
+        program.push(statement(BPF_RET | BPF_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
+    }
+    for (i, (nr, _)) in calls.iter().enumerate() {
+        // On a match, skip the remaining comparisons and the `allow` to reach `notify`.
+        let skip = u8::try_from(calls.len() - i).expect("fewer than 255 supervised calls");
+        program.push(jump(BPF_JMP | BPF_JEQ | BPF_K, *nr as u32, skip, 0));
+    }
+    program.push(statement(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW));
+    program.push(statement(BPF_RET | BPF_K, libc::SECCOMP_RET_USER_NOTIF));
+    program
+}
+
+/// Whether this kernel offers seccomp user notification.
+pub(super) fn available() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/seccomp/actions_avail")
+        .is_ok_and(|actions| actions.split_whitespace().any(|a| a == "user_notif"))
+}
+
+/// In the forked child, between fork and exec: no new privileges, install `program` with a
+/// listener, and send the listener over `socket` to the parent's [`Listener::receive`].
+///
+/// # Safety
+/// Runs after fork in a possibly multi-threaded parent: only async-signal-safe system calls, no
+/// allocation (`program` is built before the fork).
+pub(super) unsafe fn install_and_send(program: &[libc::sock_filter], socket: RawFd) -> std::io::Result<()> {
+    let last_error = std::io::Error::last_os_error;
+    // SAFETY: plain system calls on memory owned by this frame or by `program`.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(last_error());
+        }
+        let fprog = libc::sock_fprog { len: program.len() as u16, filter: program.as_ptr().cast_mut() };
+        let listener = libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const libc::sock_fprog,
+        );
+        if listener < 0 {
+            return Err(last_error());
+        }
+        let listener = listener as RawFd;
+        // One byte of data and the descriptor as SCM_RIGHTS.
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut control = [0u64; 4]; // CMSG_SPACE(sizeof(int)) = 24 bytes, 8-aligned
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(size_of::<RawFd>() as u32) as usize;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<RawFd>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), listener);
+        let sent = libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL);
+        libc::close(listener);
+        if sent != 1 {
+            return Err(last_error());
+        }
+    }
+    Ok(())
+}
+
+/// The runner's end of the filter.
+pub(super) struct Listener {
+    fd: OwnedFd,
+}
+
+/// What the listener saw.
+#[derive(Debug, Default)]
+pub(super) struct Refusals {
+    pub events: Vec<SemihostingEvent>,
+    pub dropped: u64,
+}
+
+impl Listener {
+    /// Receives the listener the child sent with [`install_and_send`]; `None` if the child closed
+    /// the socket without sending (it failed before exec, and spawning reports why).
+    pub(super) fn receive(socket: &std::os::unix::net::UnixStream) -> Option<Listener> {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut control = [0u64; 4];
+        // SAFETY: recvmsg into buffers owned by this frame; the descriptor is taken only from an
+        // SCM_RIGHTS message of the expected length.
+        unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = std::mem::size_of_val(&control);
+            loop {
+                let got = libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+                if got < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                if got != 1 {
+                    return None;
+                }
+                break;
+            }
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            if cmsg.is_null()
+                || (*cmsg).cmsg_level != libc::SOL_SOCKET
+                || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+                || (*cmsg).cmsg_len != libc::CMSG_LEN(size_of::<RawFd>() as u32) as usize
+            {
+                return None;
+            }
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
+            Some(Listener { fd: OwnedFd::from_raw_fd(fd) })
+        }
+    }
+
+    /// Answers notifications until every process under the filter has gone: continue while
+    /// `guest_started` is false, refuse with `EACCES` (and record, up to `max_events`) after.
+    pub(super) fn serve(self, guest_started: &AtomicBool, max_events: usize) -> Refusals {
+        let calls = supervised();
+        let mut refusals = Refusals::default();
+        loop {
+            let mut poll = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one pollfd owned by this frame.
+            let ready = unsafe { libc::poll(&mut poll, 1, -1) };
+            if ready < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break;
+            }
+            if poll.revents & libc::POLLIN == 0 {
+                // POLLHUP: no process is left under the filter.
+                break;
+            }
+            // SAFETY: the kernel requires a zeroed request; both structs are plain data.
+            let mut request: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            if unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut request) } != 0 {
+                // ENOENT: the caller died before we read its request; EINTR: try again.
+                continue;
+            }
+            let mut response: libc::seccomp_notif_resp = unsafe { std::mem::zeroed() };
+            response.id = request.id;
+            if guest_started.load(Ordering::SeqCst) {
+                if refusals.events.len() < max_events {
+                    let call = calls.iter().find(|(nr, _)| *nr == libc::c_long::from(request.data.nr)).map(|c| c.1);
+                    refusals.events.push(describe(call, &request));
+                } else {
+                    refusals.dropped += 1;
+                }
+                response.error = -libc::EACCES;
+            } else {
+                response.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
+            }
+            // SAFETY: a response for the request just received. ENOENT (caller gone) is fine.
+            unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &response) };
+        }
+        refusals
+    }
+}
+
+/// The event for a refused call, with its arguments read from the caller's memory.
+fn describe(call: Option<Call>, request: &libc::seccomp_notif) -> SemihostingEvent {
+    let pid = request.pid as libc::pid_t;
+    let args = request.data.args;
+    let path = |i: usize| quote(&read_string(pid, args[i]));
+    let (call, detail) = match call {
+        Some(Call::Open { path: p, flags }) => {
+            let flags = flags.map_or(libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, |f| args[f] as libc::c_int);
+            ("SYS_OPEN", format!("{}, {}", path(p), open_mode(flags)))
+        }
+        Some(Call::Open2 { path: p, how }) => {
+            let flags = read_bytes(pid, args[how], 8).try_into().map_or(0, u64::from_ne_bytes);
+            ("SYS_OPEN", format!("{}, {}", path(p), open_mode(flags as libc::c_int)))
+        }
+        Some(Call::Exec { path: p, argv }) => {
+            // system() runs `sh -c <command>`: name the command; anything else in full.
+            let argv = read_argv(pid, args[argv]);
+            let detail = match argv.as_slice() {
+                [_, c, command] if c == b"-c" => quote(command),
+                _ => {
+                    let mut words = vec![path(p)];
+                    words.extend(argv.iter().skip(1).map(|a| quote(a)));
+                    words.join(" ")
+                }
+            };
+            ("SYS_SYSTEM", detail)
+        }
+        Some(Call::Remove { path: p }) => ("SYS_REMOVE", path(p)),
+        Some(Call::Rename { from, to }) => ("SYS_RENAME", format!("{}, {}", path(from), path(to))),
+        Some(Call::Other { name, path: p }) => {
+            return SemihostingEvent { call: format!("host `{name}`"), detail: path(p), refused_with: "EACCES".into() };
+        }
+        None => ("unknown system call", format!("{}", request.data.nr)),
+    };
+    SemihostingEvent { call: call.into(), detail, refused_with: "EACCES".into() }
+}
+
+/// How a host `open` flags word reads in an event, in the terms of semihosting's modes.
+pub(super) fn open_mode(flags: libc::c_int) -> String {
+    let mut parts = vec![match flags & libc::O_ACCMODE {
+        libc::O_WRONLY => "write",
+        libc::O_RDWR => "read+write",
+        _ => "read",
+    }];
+    for (bit, name) in [(libc::O_CREAT, "create"), (libc::O_TRUNC, "truncate"), (libc::O_APPEND, "append")] {
+        if flags & bit != 0 {
+            parts.push(name);
+        }
+    }
+    parts.join("+")
+}
+
+/// Up to `len` bytes at `address` in process `pid`, fewer where its memory ends.
+fn read_bytes(pid: libc::pid_t, address: u64, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    let mut address = address;
+    while out.len() < len {
+        // Never cross a page in one read, so a string ending just before unmapped memory reads.
+        let to_page_end = 4096 - (address % 4096) as usize;
+        let want = (len - out.len()).min(to_page_end);
+        let mut buf = vec![0u8; want];
+        let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: want };
+        let remote = libc::iovec { iov_base: address as *mut libc::c_void, iov_len: want };
+        // SAFETY: reads into `buf`, which is `want` bytes long.
+        let got = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+        if got <= 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..got as usize]);
+        address += got as u64;
+    }
+    out
+}
+
+/// The NUL-terminated string at `address`, at most [`MAX_NAME`] bytes.
+fn read_string(pid: libc::pid_t, address: u64) -> Vec<u8> {
+    let mut bytes = read_bytes(pid, address, MAX_NAME);
+    if let Some(end) = bytes.iter().position(|&b| b == 0) {
+        bytes.truncate(end);
+    }
+    bytes
+}
+
+/// The first few entries of a NULL-terminated `char *argv[]`.
+fn read_argv(pid: libc::pid_t, address: u64) -> Vec<Vec<u8>> {
+    const WORD: usize = size_of::<usize>();
+    let table = read_bytes(pid, address, 8 * WORD);
+    table
+        .chunks_exact(WORD)
+        .map(|w| usize::from_ne_bytes(w.try_into().expect("one word")) as u64)
+        .take_while(|&p| p != 0)
+        .map(|p| read_string(pid, p))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_flags_read_as_semihosting_modes() {
+        assert_eq!(open_mode(libc::O_RDONLY), "read");
+        assert_eq!(open_mode(libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC), "write+create+truncate");
+        assert_eq!(open_mode(libc::O_RDWR | libc::O_CREAT | libc::O_APPEND), "read+write+create+append");
+    }
+
+    #[test]
+    fn the_program_ends_in_allow_then_notify_and_every_match_reaches_notify() {
+        let program = filter();
+        let n = program.len();
+        assert_eq!(program[n - 2].k, libc::SECCOMP_RET_ALLOW);
+        assert_eq!(program[n - 1].k, libc::SECCOMP_RET_USER_NOTIF);
+        let calls = supervised();
+        let first = n - 2 - calls.len();
+        for (i, (nr, _)) in calls.iter().enumerate() {
+            let at = first + i;
+            assert_eq!(program[at].k, *nr as u32);
+            assert_eq!(at + 1 + usize::from(program[at].jt), n - 1, "call {nr}");
+        }
+    }
+
+    #[test]
+    fn strings_are_read_from_another_process_up_to_the_nul() {
+        // Our own process stands in for QEMU: process_vm_readv works on it too.
+        let text = b"/etc/hostname\0garbage";
+        let pid = std::process::id() as libc::pid_t;
+        assert_eq!(read_string(pid, text.as_ptr() as u64), b"/etc/hostname");
+        let words = [c"sh".as_ptr() as usize, c"-c".as_ptr() as usize, c"touch /x".as_ptr() as usize, 0];
+        assert_eq!(read_argv(pid, words.as_ptr() as u64), [&b"sh"[..], b"-c", b"touch /x"]);
+        assert!(read_string(pid, 0).is_empty());
+    }
+}
