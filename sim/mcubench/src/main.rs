@@ -182,6 +182,13 @@ enum Command {
     Boards,
 }
 
+/// The error for annotation entries that name nothing in any of the `builds` analysed.
+fn unknown_annotations(unknown: &[mcubench::stack_annotations::Ignored], builds: usize) -> InputError {
+    let lines: Vec<String> = unknown.iter().map(|u| u.to_string()).collect();
+    let scope = if builds == 1 { "this build".to_string() } else { format!("any of the {builds} builds") };
+    InputError(format!("{}\n(not in {scope}: fix the name or remove the entry)", lines.join("\n")))
+}
+
 /// An input or usage error: printed as is, exit code 2.
 struct InputError(String);
 
@@ -278,8 +285,14 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     annotations.as_deref(),
                 )
                 .map_err(InputError)?;
+                let per_build: Vec<&[_]> = cells.iter().map(|c| c.ignored.as_slice()).collect();
+                let unknown = mcubench::stack_annotations::unknown_everywhere(&per_build);
+                if !unknown.is_empty() {
+                    return Err(unknown_annotations(&unknown, cells.len()));
+                }
+                // Missing from some builds only: inlined there.
                 for note in cells.iter().flat_map(|c| &c.ignored) {
-                    eprintln!("mcubench: note: {note}");
+                    eprintln!("mcubench: note: {note}: entry ignored for this build (inlined?)");
                 }
                 match format {
                     TextFormat::Json => println!(
@@ -300,8 +313,8 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             let image = ElfImage::read(&elf)?;
             let (report, ignored) =
                 mcubench::stack::analyze(&image, board, annotations.as_deref()).map_err(InputError)?;
-            for note in ignored {
-                eprintln!("mcubench: note: {note}");
+            if !ignored.is_empty() {
+                return Err(unknown_annotations(&ignored, 1));
             }
             let view = report.view(&names);
             if let Some(missing) = view.not_found.first() {
@@ -478,7 +491,21 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 .map(str::parse::<Shard>)
                 .transpose()
                 .map_err(|e| InputError(format!("--shard: {e}")))?;
+            // The scenario's stack annotation file is input too: malformed, it is refused before
+            // any work; naming a function no cell has, after the run and before any report.
+            let annotations = mcubench::stack_annotations::path_for_scenario(&scenario.source);
+            if annotations.is_file() {
+                mcubench::stack_annotations::AnnotationFile::load(&annotations)?;
+            }
             let report = run_scenario(&scenario, &options);
+            if options.shard.is_none() {
+                // A shard sees only some builds: a name may live in another shard's.
+                let per_build: Vec<&[_]> = report.cells.iter().map(|c| c.annotations_ignored.as_slice()).collect();
+                let unknown = mcubench::stack_annotations::unknown_everywhere(&per_build);
+                if !unknown.is_empty() {
+                    return Err(unknown_annotations(&unknown, report.cells.len()));
+                }
+            }
             if let Some(path) = &json_output {
                 write_atomically(path, &report.to_json())?;
             }

@@ -22,6 +22,7 @@ use crate::report::{
 };
 use crate::scenario::{Firmware, Profile, Scenario};
 use crate::shard::Shard;
+use crate::stack_annotations::Ignored;
 use crate::verdict::{self, Outcome, Verdict};
 
 /// How many symbols the memory report lists.
@@ -175,6 +176,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         budgets: Vec::new(),
         regions: Vec::new(),
         stack_probe: None,
+        annotations_ignored: Vec::new(),
     };
     let measure = scenario.measure(&cell.profile.name);
     let gate = |report: &mut CellReport| {
@@ -217,7 +219,9 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     report.memory = Some(MemoryReport::analyze(&image, Some(&board.regions()), TOP_SYMBOLS));
     report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
     report.toolchain = toolchain(&image);
-    report.stack_static = Some(static_stack(&image, board, &scenario.source));
+    let (stack_static, ignored) = static_stack(&image, board, &scenario.source);
+    report.stack_static = Some(stack_static);
+    report.annotations_ignored = ignored;
 
     // The TCG plugin (exact instruction counts at region markers), unless disabled.
     let so = match plugin::locate() {
@@ -452,14 +456,15 @@ fn toolchain(image: &ElfImage) -> Vec<String> {
 }
 
 /// The static bound with the scenario's annotation file (`kat.yaml` → `kat.stack.yaml`) when
-/// it has one. Never fails the run: an analysis problem is reported as an unbounded result.
-fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> StaticStack {
+/// it has one, and the annotation entries this ELF has no function for. Never fails the run: an
+/// analysis problem is reported as an unbounded result.
+fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> (StaticStack, Vec<Ignored>) {
     use mcubench_elf::stack::Bound;
     let annotations = crate::stack_annotations::path_for_scenario(scenario_source);
     let annotations = annotations.is_file().then_some(annotations.as_path());
     match crate::stack::analyze(image, board, annotations) {
-        Err(e) => StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e },
-        Ok((report, _ignored)) => {
+        Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),
+        Ok((report, ignored)) => {
             let reset = report.roots.iter().find(|r| r.role == "reset");
             let (kind, note) = match reset.map(|r| &r.bound) {
                 None => ("unbounded", "no reset handler in the vector table".to_string()),
@@ -469,7 +474,13 @@ fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> Stat
                 }
                 Some(Bound::Unbounded { reason }) => ("unbounded", reason.clone()),
             };
-            StaticStack { kind: kind.into(), reset: reset.and_then(|r| r.bound.bytes()), msp: report.msp.bytes(), note }
+            let bound = StaticStack {
+                kind: kind.into(),
+                reset: reset.and_then(|r| r.bound.bytes()),
+                msp: report.msp.bytes(),
+                note,
+            };
+            (bound, ignored)
         }
     }
 }

@@ -8,7 +8,7 @@ use mcubench_elf::ElfImage;
 use mcubench_elf::stack::{StackOptions, StackReport};
 
 use crate::board::Board;
-use crate::stack_annotations::AnnotationFile;
+use crate::stack_annotations::{AnnotationFile, Ignored};
 
 /// Analyzes `image` for `board`; `annotations` is an annotation file (absent = none). Also
 /// returns the annotation entries this ELF has no function for (see [`AnnotationFile::resolve`]).
@@ -16,7 +16,7 @@ pub fn analyze(
     image: &ElfImage,
     board: &Board,
     annotations: Option<&Path>,
-) -> Result<(StackReport, Vec<String>), String> {
+) -> Result<(StackReport, Vec<Ignored>), String> {
     let (arch, fpu) = board.arch();
     let (annotations, priority_groups, ignored) = match annotations {
         Some(path) => {
@@ -42,7 +42,7 @@ pub struct Cell {
     pub elf: std::path::PathBuf,
     pub report: StackReport,
     /// Annotation entries this ELF has no function for.
-    pub ignored: Vec<String>,
+    pub ignored: Vec<Ignored>,
 }
 
 /// Whether `path` names a scenario (`.yaml`/`.yml`) rather than an ELF.
@@ -128,7 +128,8 @@ pub fn cells_json(cells: &[Cell], functions: &[&str]) -> serde_json::Value {
                     m.insert("board".into(), c.board.clone().into());
                     m.insert("profile".into(), c.profile.clone().into());
                     m.insert("elf".into(), c.elf.display().to_string().into());
-                    m.insert("ignored".into(), c.ignored.clone().into());
+                    let ignored: Vec<String> = c.ignored.iter().map(Ignored::to_string).collect();
+                    m.insert("ignored".into(), ignored.into());
                 }
                 v
             })

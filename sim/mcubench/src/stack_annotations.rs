@@ -138,20 +138,22 @@ impl AnnotationFile {
     ///
     /// One file serves every profile of a scenario, and each profile inlines differently: an
     /// entry that names a function this ELF does not have is skipped and listed in the second
-    /// value (`mcubench stack` prints them), so a typo shows up as an entry ignored in every build.
-    /// Malformed entries (zero stride, an array that holds non-functions) are errors.
-    pub fn resolve(&self, image: &ElfImage) -> Result<(Annotations, Vec<String>), AnnotationError> {
+    /// value. `mcubench stack` refuses an entry that no analysed build has (a typo, exit 2) and
+    /// notes one that only some builds lack ([`unknown_everywhere`]). Malformed entries (zero
+    /// stride, an array that holds non-functions) are errors.
+    pub fn resolve(&self, image: &ElfImage) -> Result<(Annotations, Vec<Ignored>), AnnotationError> {
         let fmap = FunctionMap::new(image);
         let path = self.path.display().to_string();
         let mut ignored = Vec::new();
-        let mut present = |what: &str, name: &str| -> bool {
+        let mut present = |what: &'static str, name: &str| -> bool {
             let found = fmap.by_name(name).is_some();
             if !found {
-                ignored.push(format!(
-                    "{path}: {what} `{name}` is not a function of {}: entry ignored (inlined in this build, \
-                     or a typo: names are symbols or demangled names without hash, as `mcubench stack` prints)",
-                    image.path().display()
-                ));
+                ignored.push(Ignored {
+                    file: self.path.clone(),
+                    what,
+                    name: name.to_string(),
+                    elf: image.path().to_path_buf(),
+                });
             }
             found
         };
@@ -229,11 +231,53 @@ impl AnnotationFile {
     }
 }
 
+/// An annotation entry that names a function (or, for `priorities`, an exception handler) the
+/// analysed ELF does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    /// The annotation file.
+    pub file: PathBuf,
+    /// Which kind of entry, e.g. `recursion function`.
+    pub what: &'static str,
+    pub name: String,
+    pub elf: PathBuf,
+}
+
+impl Ignored {
+    /// Whether `self` and `other` are the same entry (in builds that may differ).
+    pub fn same_entry(&self, other: &Ignored) -> bool {
+        (&self.file, self.what, &self.name) == (&other.file, other.what, &other.name)
+    }
+}
+
+/// The entries ignored in every one of `per_build` (the ignored entries of each analysed build):
+/// names no build has, i.e. typos or stale entries rather than inlining.
+pub fn unknown_everywhere(per_build: &[&[Ignored]]) -> Vec<Ignored> {
+    let Some((first, rest)) = per_build.split_first() else { return Vec::new() };
+    first.iter().filter(|i| rest.iter().all(|b| b.iter().any(|j| j.same_entry(i)))).cloned().collect()
+}
+
+impl std::fmt::Display for Ignored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind =
+            if self.what == "priorities handler" { "an exception handler in the vector table" } else { "a function" };
+        write!(
+            f,
+            "{}: {} `{}` is not {kind} of {} (names are symbols or demangled names without hash, as \
+             `mcubench stack` prints)",
+            self.file.display(),
+            self.what,
+            self.name,
+            self.elf.display()
+        )
+    }
+}
+
 impl AnnotationFile {
     /// The `priorities` groups for the analyzer (`None` when the file has none), with a note
     /// for every name that is not a vector-table handler of `image` (skipped, like the entries
     /// [`AnnotationFile::resolve`] ignores).
-    pub fn priority_groups(&self, image: &ElfImage) -> (Option<Vec<Vec<String>>>, Vec<String>) {
+    pub fn priority_groups(&self, image: &ElfImage) -> (Option<Vec<Vec<String>>>, Vec<Ignored>) {
         if self.priorities.is_empty() {
             return (None, Vec::new());
         }
@@ -254,12 +298,12 @@ impl AnnotationFile {
                     .filter(|name| {
                         let ok = fmap.by_name(name).is_some_and(|f| handlers.contains(&(f.start | 1)));
                         if !ok {
-                            ignored.push(format!(
-                                "{}: priorities handler `{name}` is not an exception handler in the vector table of {}: \
-                                 entry ignored",
-                                self.path.display(),
-                                image.path().display()
-                            ));
+                            ignored.push(Ignored {
+                                file: self.path.clone(),
+                                what: "priorities handler",
+                                name: name.to_string(),
+                                elf: image.path().to_path_buf(),
+                            });
                         }
                         ok
                     })
@@ -274,6 +318,27 @@ impl AnnotationFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_entries_missing_from_every_build_are_unknown() {
+        let entry = |name: &str, elf: &str| Ignored {
+            file: "s.stack.yaml".into(),
+            what: "recursion function",
+            name: name.into(),
+            elf: elf.into(),
+        };
+        // `typo` is in no build; `inlined` is missing from the size build only.
+        let speed = [entry("typo", "speed.elf")];
+        let size = [entry("inlined", "size.elf"), entry("typo", "size.elf")];
+        let unknown = unknown_everywhere(&[&speed, &size]);
+        assert_eq!(unknown, [entry("typo", "speed.elf")]);
+        assert!(unknown_everywhere(&[]).is_empty());
+        assert_eq!(
+            unknown[0].to_string(),
+            "s.stack.yaml: recursion function `typo` is not a function of speed.elf (names are symbols or \
+             demangled names without hash, as `mcubench stack` prints)"
+        );
+    }
 
     #[test]
     fn unknown_key_names_line_and_column() {

@@ -281,16 +281,45 @@ fn a_bad_annotation_file_is_refused_and_unknown_names_are_reported() {
     assert!(stderr.contains(&ann.display().to_string()), "{stderr}");
     assert!(stderr.contains("recursoin"), "{stderr}");
 
+    // A name this ELF has no function for: a typo or a stale entry, refused naming file and name.
     std::fs::write(&ann, "recursion:\n  no_such_function_anywhere: 2\n").unwrap();
-    let out = common::mcubench()
-        .args(["stack", "--board", "mps2-an386", "--annotations"])
-        .arg(&ann)
-        .arg(&elf)
-        .output()
+    let stderr = refused(
+        &[os(&["stack", "--board", "mps2-an386", "--annotations"]), vec![ann.as_os_str(), elf.as_os_str()]].concat(),
+        dir.path(),
+        false,
+    );
+    let expected = format!("{}: recursion function `no_such_function_anywhere` is not a function of", ann.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stderr.contains("fix the name or remove the entry"), "{stderr}");
+
+    // The same through a scenario, whose own `NAME.stack.yaml` is used: no build has the name.
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(&scenario, format!("name: s\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\n", elf.display()))
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    // One annotation file serves every build of a scenario, so an entry naming a function this
-    // ELF does not have is reported (file and name) rather than fatal; see stack_annotations.rs.
-    assert!(stderr.contains(&ann.display().to_string()) && stderr.contains("no_such_function_anywhere"), "{stderr}");
+    std::fs::copy(&ann, dir.path().join("s.stack.yaml")).unwrap();
+    let stderr = refused(&[os(&["stack"]), vec![scenario.as_os_str()]].concat(), dir.path(), false);
+    assert!(stderr.contains("s.stack.yaml: recursion function `no_such_function_anywhere`"), "{stderr}");
+    assert!(stderr.contains("not in this build"), "{stderr}");
+}
+
+#[test]
+fn run_refuses_a_bad_annotation_file_without_writing_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = common::c_firmware("kat-crc32");
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(&scenario, format!("name: s\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\n", elf.display()))
+        .unwrap();
+    let ann = dir.path().join("s.stack.yaml");
+    // Malformed: refused before anything runs.
+    std::fs::write(&ann, "recursoin: {}\n").unwrap();
+    let stderr = refused(&[os(&["run", "--quiet"]), vec![scenario.as_os_str()]].concat(), dir.path(), true);
+    assert!(stderr.contains(&ann.display().to_string()) && stderr.contains("recursoin"), "{stderr}");
+    // A name no cell's ELF has: refused after the run, before any report is written.
+    std::fs::write(&ann, "recursion:\n  no_such_function_anywhere: 2\n").unwrap();
+    let stderr = refused(&[os(&["run", "--quiet"]), vec![scenario.as_os_str()]].concat(), dir.path(), true);
+    assert!(stderr.contains("recursion function `no_such_function_anywhere` is not a function of"), "{stderr}");
+    // A real name is fine.
+    std::fs::write(&ann, "recursion:\n  main: 1\n").unwrap();
+    let out = common::mcubench().args(["run", "--quiet"]).arg(&scenario).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -118,8 +118,19 @@ fn priorities_from_the_annotation_file_tighten_the_msp_bound() {
     // SysTick_Handler (0 B) no longer nests on top of Irq0_Handler: its 108 B frame drops out.
     assert_eq!(grouped + 108, ungrouped, "grouped {grouped} B, ungrouped {ungrouped} B");
     assert!(notes.is_empty(), "{notes}");
-    // A name that is not a handler is reported and ignored.
-    let (same, notes) = msp_with(&format!("{base}priorities:\n  - [main, SysTick_Handler, Irq0_Handler]\n"));
-    assert_eq!(same, grouped);
-    assert!(notes.contains("priorities handler `main` is not an exception handler"), "{notes}");
+    // A name that is not a handler of this ELF is refused (exit 2), naming file and entry.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stack-test.stack.yaml");
+    std::fs::write(&file, format!("{base}priorities:\n  - [main, SysTick_Handler, Irq0_Handler]\n")).unwrap();
+    let out = mcubench()
+        .arg("stack")
+        .arg(stack_test_elf())
+        .args(["--board", "mps2-an386", "--annotations"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{}: priorities handler `main` is not an exception handler", file.display())));
+    assert!(out.stdout.is_empty());
 }
