@@ -25,6 +25,9 @@
                                with firmware/c/hostile/vectors.txt) */
 #define HOSTILE_PROBE 15    /* not hostile: console-only calls (ISTTY, FLEN, SEEK, TIME, WRITEC,
                                WRITE0, CLOSE of the console) that the runner must allow */
+#define HOSTILE_NETWORK 16  /* TCP SYNs from the board's LAN9118 to 10.0.2.2:<arg>, which QEMU's default
+                               user networking would turn into a connection to the host's
+                               127.0.0.1:<arg> */
 
 #ifndef HOSTILE
 #error "build with -DHOSTILE=<n>"
@@ -110,6 +113,53 @@ static __attribute__((noinline)) uint32_t dive(uint32_t depth)
     if (depth == depth_limit) return 0;
     pad[depth & 15] = depth;
     return dive(depth + 1) + pad[(depth + 3) & 15];
+}
+#endif
+
+#if HOSTILE == HOSTILE_NETWORK
+/* The MPS2 boards' SMSC LAN9118 (QEMU hw/net/lan9118.c): writes to the TX data FIFO take
+ * command A, command B, then the frame as little-endian words; the last word sends it. */
+#define LAN9118_TX_DATA_FIFO (*(volatile uint32_t *)0x40200020u)
+
+static uint16_t ones_sum(const uint8_t *p, size_t n, uint32_t sum)
+{
+    for (size_t i = 0; i + 1 < n; i += 2) sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+    if (n & 1) sum += (uint32_t)(p[n - 1] << 8);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)sum;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static void send_syn(uint16_t port)
+{
+    static const uint8_t head[34] = {
+        0x52, 0x55, 0x0a, 0x00, 0x02, 0x02, /* to QEMU's user-network gateway */
+        0x52, 0x54, 0x00, 0x12, 0x34, 0x56, 0x08, 0x00,
+        0x45, 0x00, 0x00, 0x28, 0x00, 0x01, 0x40, 0x00, 0x40, 0x06, 0x00, 0x00, /* IPv4, TCP */
+        10, 0, 2, 15, 10, 0, 2, 2, /* 10.0.2.15 -> 10.0.2.2 (the host's loopback) */
+    };
+    static uint8_t frame[54];
+    for (size_t i = 0; i < sizeof head; i++) frame[i] = head[i];
+    uint8_t *ip = frame + 14, *tcp = frame + 34;
+    put16(ip + 10, (uint16_t)~ones_sum(ip, 20, 0));
+    const uint8_t tcp_head[20] = {0x30, 0x39, 0, 0, 1, 2, 3, 4, 0, 0, 0, 0, 0x50, 0x02, 0x72, 0x10, 0, 0, 0, 0};
+    for (size_t i = 0; i < 20; i++) tcp[i] = tcp_head[i];
+    put16(tcp + 2, port);
+    uint8_t pseudo[12] = {10, 0, 2, 15, 10, 0, 2, 2, 0, 6, 0, 20};
+    put16(tcp + 16, (uint16_t)~ones_sum(tcp, 20, ones_sum(pseudo, sizeof pseudo, 0)));
+
+    LAN9118_TX_DATA_FIFO = 0x3000u | sizeof frame; /* A: first and last segment, buffer size */
+    LAN9118_TX_DATA_FIFO = sizeof frame;           /* B: packet length */
+    for (size_t i = 0; i < sizeof frame; i += 4) {
+        uint32_t w = 0;
+        for (size_t k = 0; k < 4 && i + k < sizeof frame; k++) w |= (uint32_t)frame[i + k] << (8 * k);
+        LAN9118_TX_DATA_FIFO = w;
+    }
 }
 #endif
 
@@ -224,6 +274,16 @@ int main(void)
     char c = 'C';
     mb_semihost(MB_SYS_WRITEC, &c);
     mb_semihost(MB_SYS_WRITE0, "write0\n");
+    end_line(0, 0);
+    mb_exit(1);
+#elif HOSTILE == HOSTILE_NETWORK
+    uint32_t port = 0;
+    for (size_t i = 0; hostile_arg[i] >= '0' && hostile_arg[i] <= '9'; i++) port = port * 10 + (uint32_t)(hostile_arg[i] - '0');
+    for (int k = 0; k < 3; k++) {
+        send_syn((uint16_t)port);
+        for (volatile uint32_t d = 0; d < 100000; d++) {}
+    }
+    say_result("syn", port);
     end_line(0, 0);
     mb_exit(1);
 #elif HOSTILE == HOSTILE_RECURSION

@@ -2,8 +2,9 @@
 //!
 //! Why each flag: `-icount shift=0` makes one guest instruction one nanosecond of virtual time, so
 //! SysTick counts instructions and runs are deterministic; `-no-reboot` turns a reset loop into an
-//! exit (which the verdict then refuses as a pass); stdin is /dev/null so QEMU never waits on a
-//! terminal. The wall-clock timeout kills QEMU's whole process group, so nothing it spawned survives.
+//! exit (which the verdict then refuses as a pass); `-nic none` because the MPS2 boards' LAN9118
+//! is otherwise wired to QEMU's user networking, through which firmware reaches the host's
+//! loopback and the internet; stdin is /dev/null so QEMU never waits on a terminal. The wall-clock timeout kills QEMU's whole process group, so nothing it spawned survives.
 //! With the TCG plugin, `-plugin <so>,out=<file>,...` is appended (QEMU 7.2 takes the plugin's
 //! arguments as `key=value` options after the path; see [`crate::plugin`]).
 
@@ -74,6 +75,8 @@ pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec
         "-icount",
         "shift=0",
         "-no-reboot",
+        "-nic",
+        "none",
         "-kernel",
     ]
     .iter()
@@ -183,8 +186,18 @@ fn run_args(qemu: &Path, args: Vec<String>, timeout: Duration) -> Result<QemuRun
     // Whatever QEMU started in its group goes with it, even after a normal exit.
     kill_group(child.id());
     let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    let stderr = without_nic_warning(String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned());
     Ok(QemuRun { end, stdout, stderr, command })
+}
+
+/// `stderr` without the warning QEMU prints at start-up for boards whose on-board Ethernet
+/// controller `-nic none` leaves unconnected (the MPS2 boards): it is ours, not the firmware's.
+pub(crate) fn without_nic_warning(mut stderr: String) -> String {
+    const WARNING: &str = "qemu-system-arm: warning: nic lan9118.0 has no peer\n";
+    if stderr.starts_with(WARNING) {
+        stderr.drain(..WARNING.len());
+    }
+    stderr
 }
 
 /// The program counter QEMU prints when it aborts on a lockup (`R15=xxxxxxxx` in its register dump).
@@ -201,6 +214,13 @@ pub fn which(program: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_leading_nic_warning_is_dropped() {
+        let warning = "qemu-system-arm: warning: nic lan9118.0 has no peer\n";
+        assert_eq!(without_nic_warning(format!("{warning}Cwrite0\n")), "Cwrite0\n");
+        assert_eq!(without_nic_warning(format!("Cwrite0\n{warning}")), format!("Cwrite0\n{warning}"));
+    }
 
     #[test]
     fn lockup_pc_is_read_from_the_register_dump() {

@@ -260,3 +260,50 @@ fn the_plugin_runs_inside_the_sandbox() {
     let results = mcubench::plugin::PluginResults::read(&out).unwrap();
     assert!(results.errors.is_empty(), "{:?}", results.errors);
 }
+
+/// The MPS2 boards have an Ethernet controller, which QEMU by default wires to its user
+/// networking: the hostile firmware's TCP SYNs to 10.0.2.2:<port> become a connection to the
+/// host's 127.0.0.1:<port>. First shown without `-nic none` (so this test can fail), then
+/// refused by mcubench's command line, contained or not.
+#[test]
+fn firmware_reaches_no_network() {
+    use std::net::TcpListener;
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let elf = hostile("network", Some(&port.to_string()), dir.path());
+    let connected = |within: Duration| {
+        let until = Instant::now() + within;
+        while Instant::now() < until {
+            if listener.accept().is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+
+    // QEMU's default: the attack works.
+    let mut args = qemu::command_line(board(), &elf);
+    let nic = args.iter().position(|a| a == "-nic").expect("mcubench passes -nic none");
+    assert_eq!(args.drain(nic..nic + 2).collect::<Vec<_>>(), ["-nic", "none"]);
+    let mut child = std::process::Command::new(qemu::QEMU)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let reached = connected(Duration::from_secs(10));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(reached, "the firmware could not reach the host even with QEMU's default network");
+
+    // mcubench's runners: no connection, and the firmware ran to its end.
+    let r = run(&elf, TIMEOUT);
+    assert!(r.run.stdout.contains(&format!("syn r={port}\n")), "{}", r.run.stdout);
+    let native = qemu::run(board(), &elf, TIMEOUT).unwrap();
+    assert!(native.stdout.contains(&format!("syn r={port}\n")), "{}", native.stdout);
+    assert!(!connected(Duration::from_secs(1)), "the firmware reached the host's loopback");
+}
