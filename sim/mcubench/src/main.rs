@@ -73,6 +73,10 @@ enum Command {
         ram_budget: Option<String>,
         #[arg(long, requires = "elf")]
         stack_budget: Option<String>,
+        /// The host's copy of the KAT vectors for --elf (as `firmware.vectors` in a scenario):
+        /// every `kat` record is checked against it, so a forged `result=pass` fails.
+        #[arg(long, requires = "elf", value_name = "FILE")]
+        vectors: Option<PathBuf>,
         /// What to print on stdout.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
@@ -419,6 +423,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             flash_budget,
             ram_budget,
             stack_budget,
+            vectors,
             format,
             json_output,
             junit_output,
@@ -446,7 +451,11 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     if !elf.is_file() {
                         return Err(InputError(format!("{}: no such file", elf.display())));
                     }
-                    Scenario::for_elf(&elf, board(name)?, budgets, timeout)
+                    let mut scenario = Scenario::for_elf(&elf, board(name)?, budgets, timeout);
+                    if let Some(path) = &vectors {
+                        scenario.vectors = Some(mcubench::vectors::Vectors::load(path)?);
+                    }
+                    scenario
                 }
                 _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
             };

@@ -102,3 +102,29 @@ fn a_wrong_vector_build_fails_and_the_host_names_the_wrong_copy() {
         "{m}"
     );
 }
+
+#[test]
+fn run_elf_takes_the_vectors_from_the_command_line() {
+    let elf = common::c_firmware("hostile-forged-kat");
+    let vectors = common::repo().join("firmware/c/hostile/vectors.txt");
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--elf"])
+        .arg(&elf)
+        .arg("--vectors")
+        .arg(&vectors)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("firmware reported pass but its output for crc32/check-123456789 differs"), "{stdout}");
+    // A bad vector file is bad input: exit 2, naming it.
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--elf"])
+        .arg(&elf)
+        .args(["--vectors", "/nonexistent/vectors.txt"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/nonexistent/vectors.txt"), "{stderr}");
+}

@@ -104,8 +104,8 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
     libc::sock_filter { code: code as u16, jt, jf, k }
 }
 
-/// The classic BPF program: wrong ABI → kill, x32 system calls → `ENOSYS`, supervised calls →
-/// user notification, everything else allowed. Written out because the seccomp crates of the
+/// The classic BPF program: wrong ABI → kill, x32 system calls and `io_uring_setup` → `ENOSYS`,
+/// supervised calls → user notification, everything else allowed. Written out because the seccomp crates of the
 /// Rust ecosystem (seccompiler) have no user-notification action.
 pub(super) fn filter() -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
@@ -123,6 +123,10 @@ pub(super) fn filter() -> Vec<libc::sock_filter> {
         program.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 0, 1));
         program.push(statement(BPF_RET | BPF_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     }
+    // io_uring can open files with no system call the filter sees (IORING_OP_OPENAT): no rings.
+    // QEMU then monitors its file descriptors with ppoll instead; the guest sees no difference.
+    program.push(jump(BPF_JMP | BPF_JEQ | BPF_K, libc::SYS_io_uring_setup as u32, 0, 1));
+    program.push(statement(BPF_RET | BPF_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     for (i, (nr, _)) in calls.iter().enumerate() {
         // On a match, skip the remaining comparisons and the `allow` to reach `notify`.
         let skip = u8::try_from(calls.len() - i).expect("fewer than 255 supervised calls");
@@ -395,6 +399,9 @@ mod tests {
         assert_eq!(program[n - 1].k, libc::SECCOMP_RET_USER_NOTIF);
         let calls = supervised();
         let first = n - 2 - calls.len();
+        // Just before the supervised calls: io_uring_setup refused outright.
+        assert_eq!(program[first - 2].k, libc::SYS_io_uring_setup as u32);
+        assert_eq!(program[first - 1].k, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
         for (i, (nr, _)) in calls.iter().enumerate() {
             let at = first + i;
             assert_eq!(program[at].k, *nr as u32);
