@@ -20,8 +20,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-# The JUnit test reads our XML with junitparser, a JUnit reader CI tools build on.
+# The JUnit and OpenMetrics tests read our files with real parsers: junitparser (a JUnit reader CI
+# tools build on) and prometheus-client (the Prometheus project's OpenMetrics parser).
 python3 -c 'import junitparser' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'junitparser==5.0.3'
+python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'prometheus-client==0.26.0'
 
 targets=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf)
 installed=$(rustup target list --installed)

@@ -14,6 +14,7 @@ pub mod fuzzing;
 pub mod gate;
 pub mod junit;
 pub mod markdown;
+pub mod openmetrics;
 pub mod plugin;
 pub mod profile;
 pub mod protocol;

@@ -33,6 +33,8 @@ enum Format {
     Json,
     Markdown,
     Junit,
+    /// OpenMetrics text (GitLab's `metrics.txt`, dashboards).
+    Openmetrics,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -41,6 +43,8 @@ enum TextFormat {
     Json,
 }
 
+// Parsed once per process: the size of the `run` variant's options costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Build and run a scenario (or one prebuilt ELF) and print the results.
@@ -89,6 +93,9 @@ enum Command {
         /// Also write the Markdown summary here (e.g. "$GITHUB_STEP_SUMMARY", which is appended to).
         #[arg(long, value_name = "FILE")]
         markdown_output: Option<PathBuf>,
+        /// Also write OpenMetrics text here (e.g. GitLab's `metrics.txt`; written whole or not at all).
+        #[arg(long, value_name = "FILE")]
+        metrics_output: Option<PathBuf>,
         /// QEMU runs at once (default: number of CPUs).
         #[arg(long)]
         jobs: Option<usize>,
@@ -119,6 +126,9 @@ enum Command {
         /// Write the merged report here instead of stdout.
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Format of the merged report (JSON can be merged and diffed again).
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
     },
     /// Memory report of any Cortex-M ELF (rustc or arm-none-eabi-gcc).
     Size {
@@ -243,6 +253,7 @@ fn render(report: &RunReport, format: Format) -> String {
         Format::Table => report.to_table(),
         Format::Markdown => mcubench::markdown::to_markdown(report, None),
         Format::Junit => mcubench::junit::to_junit(report),
+        Format::Openmetrics => mcubench::openmetrics::to_openmetrics(report),
     }
 }
 
@@ -382,11 +393,12 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             eprintln!("mcubench: wrote {} and {}", folded.display(), svg.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Merge { reports, output } => {
+        Command::Merge { reports, output, format } => {
             let merged = RunReport::merge(load_all(&reports)?).map_err(InputError)?;
+            let text = render(&merged, format);
             match output {
-                Some(path) => write_atomically(&path, &merged.to_json())?,
-                None => print(&merged.to_json()),
+                Some(path) => write_atomically(&path, &text)?,
+                None => print(&text),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -403,7 +415,9 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     let merged = RunReport::merge(head_reports).map_err(InputError)?;
                     mcubench::markdown::to_markdown(&merged, Some(&d))
                 }
-                Format::Junit => return Err(InputError("diff prints table, json or markdown".into())),
+                Format::Junit | Format::Openmetrics => {
+                    return Err(InputError("diff prints table, json or markdown".into()));
+                }
             };
             print(&text);
             Ok(match d.status {
@@ -428,6 +442,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             json_output,
             junit_output,
             markdown_output,
+            metrics_output,
             jobs,
             quiet,
             no_contain,
@@ -523,6 +538,9 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             }
             if let Some(path) = &markdown_output {
                 append(path, &mcubench::markdown::to_markdown(&report, None))?;
+            }
+            if let Some(path) = &metrics_output {
+                write_atomically(path, &mcubench::openmetrics::to_openmetrics(&report))?;
             }
             print(&match format {
                 Format::Table => report.to_table_colored(color),

@@ -182,6 +182,38 @@ print("ok", len(cases))
 }
 
 #[test]
+fn openmetrics_is_read_by_the_prometheus_parser_and_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = dir.path().join("metrics.txt");
+    let flag = ["--metrics-output", metrics.to_str().unwrap()];
+    let json = report_of(&common::c_firmware("kat-crc32"), &dir.path().join("a"), &flag);
+    let report = RunReport::from_json(&std::fs::read_to_string(json).unwrap()).unwrap();
+    // The CLI's file is the report's OpenMetrics rendering.
+    let written = std::fs::read_to_string(&metrics).unwrap();
+    assert_eq!(written, mcubench::openmetrics::to_openmetrics(&report));
+    // prometheus-client's OpenMetrics parser is strict (families whole, `# EOF`, escaping, units);
+    // ci/setup.sh installs it.
+    let check = r#"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+families = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+assert families["mcubench_run_passed"].samples[0].value == 1, families["mcubench_run_passed"]
+assert families["mcubench_flash_bytes"].unit == "bytes"
+kats = families["mcubench_kat_instructions"].samples
+assert len(kats) == 4 and all(s.value > 0 for s in kats), kats
+assert {s.labels["kat"] for s in kats} >= {"crc32/empty", "crc32/check-123456789"}
+print("ok", len(families))
+"#;
+    let out = std::process::Command::new("python3").arg("-c").arg(check).arg(&metrics).output().expect("python3 runs");
+    assert!(out.status.success(), "the OpenMetrics parser rejected the file: {}\n{written}", text(&out));
+    // And a failing report, pinned.
+    let failing = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
+    insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!("openmetrics-failing", mcubench::openmetrics::to_openmetrics(&failing));
+    });
+}
+
+#[test]
 fn junit_reports_failures_and_errors() {
     let report = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
     let xml = mcubench::junit::to_junit(&report);
