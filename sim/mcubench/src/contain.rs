@@ -40,7 +40,7 @@ use std::fmt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -171,17 +171,10 @@ pub fn run_contained_with(
     let qmp_fd = qmp_theirs.as_raw_fd();
     let listener_fd = listener_theirs.as_raw_fd();
     let args = command_line(board, &elf, plugin, qmp_fd);
-    let command = std::iter::once(qemu.display().to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ");
     let filter = seccomp::filter();
 
     let mut cmd = Command::new(qemu);
-    cmd.args(&args)
-        .current_dir(&scratch.0)
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.args(&args).current_dir(&scratch.0).env_clear();
     if let Some(path) = std::env::var_os("PATH") {
         cmd.env("PATH", path);
     }
@@ -202,8 +195,8 @@ pub fn run_contained_with(
             seccomp::install_and_send(&filter, listener_fd)
         });
     }
-    // The listener must be served before spawn() returns: spawn waits for the exec, and the
-    // exec is a supervised call.
+    // Both threads run before QEMU exists: spawning waits for the exec, which is a supervised
+    // call the listener must answer; the QMP thread waits for QEMU's greeting.
     let guest_started = Arc::new(AtomicBool::new(false));
     let listener = {
         let guest_started = guest_started.clone();
@@ -213,50 +206,32 @@ pub fn run_contained_with(
             Some(listener.serve(&guest_started, MAX_EVENTS))
         })
     };
-    let spawned = cmd.spawn();
-    drop(qmp_theirs);
-    drop(listener_theirs);
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(e) => {
-            let _ = listener.join();
-            return Err(if e.kind() == std::io::ErrorKind::NotFound {
-                QemuError::NotFound
-            } else {
-                QemuError::Spawn(e)
-            });
-        }
-    };
     let starter = {
         let guest_started = guest_started.clone();
         std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started))
     };
-
-    let overflow = Arc::new(AtomicBool::new(false));
-    let stdout = qemu::collect(child.stdout.take().expect("piped"), overflow.clone());
-    let stderr = qemu::collect(child.stderr.take().expect("piped"), overflow.clone());
-    let end = qemu::supervise(&mut child, timeout, &overflow, Duration::from_millis(20))?;
-    // Whatever QEMU started in its group goes with it, even after a normal exit; then the
-    // listener sees no process left under the filter and the QMP socket closes.
-    qemu::kill_group(child.id());
+    // Short polls: a contained run is also how hostile firmware is timed.
+    let run = qemu::execute(cmd, timeout, Duration::from_millis(20));
+    // Only QEMU's copies may stay open, so that the threads see it go (or never start).
+    drop(qmp_theirs);
+    drop(listener_theirs);
     let refusals = listener.join().unwrap_or_else(|_| panic!("the seccomp listener thread panicked"));
     let start = starter.join().unwrap_or_else(|_| panic!("the QMP thread panicked"));
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
     drop(scratch);
+    let run = run?;
 
     let Some(refusals) = refusals else {
         return Err(QemuError::Containment("QEMU started without the runner's seccomp listener".into()));
     };
-    let start_error = match (start, guest_started.load(Ordering::SeqCst), &end) {
+    let start_error = match (start, guest_started.load(Ordering::SeqCst), &run.end) {
         (Err(e), false, ProcessEnd::TimedOut) => Some(e),
         _ => None,
     };
     Ok(ContainedRun {
-        end,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: qemu::without_nic_warning(String::from_utf8_lossy(&stderr).into_owned()),
-        command,
+        end: run.end,
+        stdout: run.stdout,
+        stderr: run.stderr,
+        command: run.command,
         events: refusals.events,
         events_dropped: refusals.dropped,
         start_error,

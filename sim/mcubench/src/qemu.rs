@@ -87,10 +87,7 @@ pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec
 }
 
 /// Reads a stream to the end, keeping at most [`OUTPUT_LIMIT`] bytes and raising `overflow` past it.
-pub(crate) fn collect(
-    mut stream: impl Read + Send + 'static,
-    overflow: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<Vec<u8>> {
+fn collect(mut stream: impl Read + Send + 'static, overflow: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut buf = [0u8; 64 * 1024];
@@ -113,7 +110,7 @@ pub(crate) fn collect(
 
 /// Waits for `child` (a process-group leader) until it exits, `timeout` passes or `overflow` is
 /// raised, polling every `poll`; kills the whole group in the last two cases.
-pub(crate) fn supervise(
+fn supervise(
     child: &mut std::process::Child,
     timeout: Duration,
     overflow: &AtomicBool,
@@ -143,7 +140,7 @@ pub(crate) fn supervise(
 }
 
 /// Kills the process group `pid` leads (QEMU is spawned as a group leader).
-pub(crate) fn kill_group(pid: u32) {
+fn kill_group(pid: u32) {
     // SAFETY: plain syscall; a negative pid addresses the process group we created at spawn.
     unsafe {
         libc::kill(-(pid as i32), libc::SIGKILL);
@@ -165,25 +162,31 @@ pub fn run_plugin(board: &Board, elf: &Path, timeout: Duration, plugin: Option<&
 }
 
 fn run_args(qemu: &Path, args: Vec<String>, timeout: Duration) -> Result<QemuRun, QemuError> {
+    let mut cmd = Command::new(qemu);
+    cmd.args(&args);
+    execute(cmd, timeout, Duration::from_millis(50))
+}
+
+/// The one way QEMU is run, contained or not: `cmd` (QEMU with its arguments and any set-up)
+/// gets stdin from /dev/null, piped output capped at [`OUTPUT_LIMIT`] per stream, its own
+/// process group, and the wall-clock `timeout` (checked every `poll`); its whole group is killed
+/// at the end, even after a normal exit, so nothing it started survives.
+pub(crate) fn execute(mut cmd: Command, timeout: Duration, poll: Duration) -> Result<QemuRun, QemuError> {
     use std::os::unix::process::CommandExt;
 
-    let command = std::iter::once(qemu.display().to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ");
-    let mut child = Command::new(qemu)
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let command = std::iter::once(program)
+        .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut child =
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().map_err(
             |e| if e.kind() == std::io::ErrorKind::NotFound { QemuError::NotFound } else { QemuError::Spawn(e) },
         )?;
     let overflow = Arc::new(AtomicBool::new(false));
     let out = collect(child.stdout.take().expect("piped"), overflow.clone());
     let err = collect(child.stderr.take().expect("piped"), overflow.clone());
-
-    let end = supervise(&mut child, timeout, &overflow, Duration::from_millis(50))?;
-    // Whatever QEMU started in its group goes with it, even after a normal exit.
+    let end = supervise(&mut child, timeout, &overflow, poll)?;
     kill_group(child.id());
     let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
     let stderr = without_nic_warning(String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned());
