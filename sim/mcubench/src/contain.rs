@@ -29,9 +29,9 @@
 //!
 //! Known limits: SYS_TIME and SYS_CLOCK give the firmware host time (QEMU answers them itself);
 //! SYS_GET_CMDLINE gives it the ELF's host path; SYS_READC waits for console input that never
-//! comes (stdin is /dev/null), so the run times out. Linux only (x86_64 and aarch64 hosts), with
-//! seccomp user notification (Linux 5.5+); without it a contained run is a setup error and
-//! `--no-contain` runs trusted firmware natively.
+//! comes (stdin is /dev/null), so the run times out. Linux only, with seccomp user notification
+//! (Linux 5.5+; without it a contained run is a setup error and `--no-contain` runs trusted
+//! firmware natively); tested on x86_64 hosts, the aarch64 system call table is untested.
 
 mod qmp;
 mod seccomp;

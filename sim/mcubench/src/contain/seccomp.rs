@@ -105,8 +105,8 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 }
 
 /// The classic BPF program: wrong ABI → kill, x32 system calls and `io_uring_setup` → `ENOSYS`,
-/// supervised calls → user notification, everything else allowed. Written out because the seccomp crates of the
-/// Rust ecosystem (seccompiler) have no user-notification action.
+/// supervised calls → user notification, everything else allowed. Written out because the
+/// seccomp crates of the Rust ecosystem (seccompiler) have no user-notification action.
 pub(super) fn filter() -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
     const NR: u32 = 0; // offsetof(struct seccomp_data, nr)
