@@ -73,3 +73,9 @@ KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werr
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv6m.S" \
     -o "$OUT/kernels-armv6m.elf"
 echo "built $OUT/kernels-*.elf"
+
+# heap-test: malloc/free with known sizes for the heap measurement (-DMCUBENCH_HEAP: mcubench.h's
+# _sbrk and `heap=` fields); mps2-an386 with kat-crc32's start-up and memory layout.
+"$CC" "${CFLAGS[@]}" -DMCUBENCH_HEAP -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/heap-test/main.c" -o "$OUT/heap-test.elf"
+echo "built $OUT/heap-test.elf"

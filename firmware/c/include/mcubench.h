@@ -9,6 +9,16 @@
  * Default_Handler) that the startup's vector table points at. The linker script must define
  * __stack_bottom (lowest stack address, end of .bss) and __stack_top (initial SP), and the
  * reset handler must paint [__stack_bottom, __stack_top) with MB_PAINT before using the stack.
+ *
+ * Heap (opt-in): `#define MCUBENCH_HEAP` before every inclusion (or -DMCUBENCH_HEAP) and the
+ * MCUBENCH_IMPL file also defines `_sbrk`, through which newlib's malloc grows its heap. The heap
+ * grows up from __stack_bottom (the end of .bss) towards the stack, and _sbrk refuses (errno
+ * ENOMEM, (void *)-1) to come closer than MB_HEAP_STACK_RESERVE bytes to __stack_top. mb_measure
+ * then reports the heap an operation took (`heap=` on `kat`) and mb_end the whole-run peak
+ * (`heap=` on `end`), both only once the firmware has called _sbrk. The numbers are of the break,
+ * so they include malloc's chunk headers, alignment and fragmentation: the RAM actually taken.
+ * Opt-in because it changes the code of mb_measure, mb_kat and mb_end, whose frames and counts
+ * the reports of existing firmware (and the stack analyzer's tests) depend on.
  */
 #ifndef MCUBENCH_H
 #define MCUBENCH_H
@@ -194,11 +204,49 @@ static inline __attribute__((always_inline)) uintptr_t mb_first_dirty(uintptr_t 
     return hi;
 }
 
+/* ---- heap (MCUBENCH_HEAP) ---------------------------------------------------------------- */
+
+#ifdef MCUBENCH_HEAP
+/* Bytes between the highest heap break _sbrk allows and the initial SP: the stack's share when
+ * the two grow towards each other. 64 KiB leaves room for mb_measure's 32 KiB painted window. */
+#ifndef MB_HEAP_STACK_RESERVE
+#define MB_HEAP_STACK_RESERVE (64u * 1024u)
+#endif
+
+/* Current break (0 until the first _sbrk call: heap unused), the highest break of the run and
+ * the highest break since mb_measure started the current operation. */
+extern uintptr_t mb_heap_brk, mb_heap_peak, mb_heap_op_peak;
+
+static inline uintptr_t mb_heap_base(void)
+{
+    return ((uintptr_t)__stack_bottom + 7) & ~(uintptr_t)7;
+}
+
+/* The highest break _sbrk allows; the base itself when RAM is smaller than the reserve. */
+static inline uintptr_t mb_heap_limit(void)
+{
+    uintptr_t top = (uintptr_t)__stack_top & ~(uintptr_t)7, base = mb_heap_base();
+    return top - base > MB_HEAP_STACK_RESERVE ? top - MB_HEAP_STACK_RESERVE : base;
+}
+
+/* Where the stack's painted memory starts: above every byte the heap has ever taken. */
+static inline __attribute__((always_inline)) uintptr_t mb_stack_floor(void)
+{
+    uintptr_t bottom = ((uintptr_t)__stack_bottom + 3) & ~(uintptr_t)3;
+    uintptr_t heap = (mb_heap_peak + 3) & ~(uintptr_t)3;
+    return heap > bottom ? heap : bottom;
+}
+#define MB_STACK_FLOOR() mb_stack_floor()
+#else
+/* A macro, not a function: firmware built with -fno-inline keeps exactly its former code. */
+#define MB_STACK_FLOOR() ((uintptr_t)__stack_bottom)
+#endif
+
 /* Whole-run high-water mark, bytes below the initial SP. */
 static inline uint32_t mb_whole_run_stack(void)
 {
     uintptr_t top = (uintptr_t)__stack_top & ~(uintptr_t)7;
-    uintptr_t low = mb_first_dirty((uintptr_t)__stack_bottom, top);
+    uintptr_t low = mb_first_dirty(MB_STACK_FLOOR(), top);
     if (mb_low_water < low) low = mb_low_water;
     return (uint32_t)(top - low);
 }
@@ -206,13 +254,19 @@ static inline uint32_t mb_whole_run_stack(void)
 typedef struct {
     uint64_t ticks;
     uint32_t stack;
+#ifdef MCUBENCH_HEAP
+    /* Highest break during the operation minus the break at its start; reported (heap_used)
+     * only once the firmware has called _sbrk. */
+    uint32_t heap;
+    int heap_used;
+#endif
 } mb_measurement;
 
 /* Runs op(ctx) between two tick reads, with the window below the caller's SP painted first
  * (registers-only loop, interrupts masked, only below its own SP) and scanned afterwards. */
 static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(void *), void *ctx)
 {
-    uintptr_t sp, top, bottom = ((uintptr_t)__stack_bottom + 3) & ~(uintptr_t)3;
+    uintptr_t sp, top, bottom = ((uintptr_t)MB_STACK_FLOOR() + 3) & ~(uintptr_t)3;
     __asm__ volatile("cpsid i\n mov %0, sp" : "=r"(sp) : : "memory");
     uintptr_t lo = (sp - bottom > MB_WINDOW) ? sp - MB_WINDOW : bottom;
     lo &= ~(uintptr_t)3;
@@ -236,11 +290,20 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
     }
     __asm__ volatile("cpsie i" ::: "memory");
     mb_measurement m;
+#ifdef MCUBENCH_HEAP
+    /* "Peak since": the op's peak starts at the break it finds; _sbrk raises it. */
+    uintptr_t heap0 = mb_heap_brk ? mb_heap_brk : mb_heap_base();
+    mb_heap_op_peak = heap0;
+#endif
     uint64_t t0 = mb_ticks();
     op(ctx);
     uint64_t t1 = mb_ticks();
     m.ticks = t1 - t0;
     m.stack = (uint32_t)(top - mb_first_dirty(lo, top));
+#ifdef MCUBENCH_HEAP
+    m.heap = mb_heap_op_peak > heap0 ? (uint32_t)(mb_heap_op_peak - heap0) : 0;
+    m.heap_used = mb_heap_brk != 0;
+#endif
     return m;
 }
 
@@ -286,6 +349,9 @@ static inline int mb_kat(mb_session *s, const char *id, const char *alg, const c
     mb_text(&l, "result", pass ? "pass" : "fail");
     mb_dec(&l, "ticks", m.ticks);
     mb_dec(&l, "stack", m.stack);
+#ifdef MCUBENCH_HEAP
+    if (m.heap_used) mb_dec(&l, "heap", m.heap);
+#endif
     mb_hex(&l, "out", out, n);
     if (!pass) mb_hex(&l, "expected", expected, n);
     mb_emit(&l);
@@ -300,6 +366,9 @@ static inline __attribute__((noreturn)) void mb_end(mb_session *s)
     mb_dec(&l, "passed", s->passed);
     mb_dec(&l, "failed", s->failed);
     mb_dec(&l, "stack", mb_whole_run_stack());
+#ifdef MCUBENCH_HEAP
+    if (mb_heap_brk) mb_dec(&l, "heap", mb_heap_peak - mb_heap_base());
+#endif
     mb_emit(&l);
     mb_exit(1);
 }
@@ -321,6 +390,34 @@ __attribute__((noinline)) void mcubench_region_exit(uint32_t id)
 
 volatile uint32_t mb_systick_wraps;
 uintptr_t mb_low_water = UINTPTR_MAX;
+
+#ifdef MCUBENCH_HEAP
+#include <errno.h> /* newlib's errno: the reentrancy struct's, which _sbrk_r reads back */
+
+uintptr_t mb_heap_brk, mb_heap_peak, mb_heap_op_peak;
+
+/* newlib's malloc grows the heap through _sbrk: from the end of .bss up to mb_heap_limit(),
+ * recording the run's peak break and the current operation's (see mb_measure). */
+void *_sbrk(ptrdiff_t incr)
+{
+    uintptr_t base = mb_heap_base();
+    if (mb_heap_brk == 0) {
+        mb_heap_brk = base;
+        if (mb_heap_peak < base) mb_heap_peak = base;
+        if (mb_heap_op_peak < base) mb_heap_op_peak = base;
+    }
+    uintptr_t old = mb_heap_brk;
+    uintptr_t room_up = mb_heap_limit() - old, room_down = old - base;
+    if ((incr > 0 && (uintptr_t)incr > room_up) || (incr < 0 && (uintptr_t)(-incr) > room_down)) {
+        errno = ENOMEM;
+        return (void *)-1;
+    }
+    mb_heap_brk = old + (uintptr_t)incr;
+    if (mb_heap_brk > mb_heap_peak) mb_heap_peak = mb_heap_brk;
+    if (mb_heap_brk > mb_heap_op_peak) mb_heap_op_peak = mb_heap_brk;
+    return (void *)old;
+}
+#endif
 
 void SysTick_Handler(void)
 {

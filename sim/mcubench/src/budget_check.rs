@@ -3,9 +3,9 @@
 //! - **Impossible (an error, exit 2):** a budget of `0 B` for `flash`, `stack` or `stack-static`.
 //!   Every firmware has a vector table in flash, and firmware that speaks the protocol calls
 //!   functions that use the stack, so such a budget fails every run. `ram: 0 B` is allowed: firmware
-//!   without static data exists.
+//!   without static data exists, and so does `heap: 0 B` (firmware that must not allocate).
 //! - **Never binding (a warning):** a budget larger than the memory it is a part of on *every*
-//!   board of the scenario (`flash` vs flash; `ram`, `stack`, `stack-static` vs RAM). It can never
+//!   board of the scenario (`flash` vs flash; `ram`, `stack`, `stack-static`, `heap` vs RAM). It can never
 //!   be crossed, so it checks nothing; usually a unit typo (`64 MiB` for `64 KiB`). Larger than
 //!   some boards' memory only is normal in a multi-board scenario and not reported.
 
@@ -26,11 +26,12 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, String> {
         }
         seen.push(&p.budgets);
         let b = &p.budgets;
-        let entries: [(&str, Option<Bytes>, bool, &str, u64); 4] = [
+        let entries: [(&str, Option<Bytes>, bool, &str, u64); 5] = [
             ("flash", b.flash, true, "flash", max_flash),
             ("ram", b.ram, false, "RAM", max_ram),
             ("stack", b.stack, true, "RAM", max_ram),
             ("stack-static", b.stack_static, true, "RAM", max_ram),
+            ("heap", b.heap, false, "RAM", max_ram),
         ];
         for (key, value, zero_impossible, memory, size) in entries {
             let Some(Bytes(v)) = value else { continue };
@@ -68,7 +69,10 @@ mod tests {
 
     #[test]
     fn sensible_budgets_pass_quietly() {
-        assert_eq!(check(&scenario("{ flash: 64 KiB, ram: 0 B, stack: 8 KiB, stack-static: 8 KiB }")), Ok(vec![]));
+        assert_eq!(
+            check(&scenario("{ flash: 64 KiB, ram: 0 B, stack: 8 KiB, stack-static: 8 KiB, heap: 0 B }")),
+            Ok(vec![])
+        );
         // Larger than the microbit's 16 KiB of RAM, but not the mps2's 4 MiB: fine.
         assert_eq!(check(&scenario("{ ram: 32 KiB }")), Ok(vec![]));
     }
@@ -87,8 +91,9 @@ mod tests {
 
     #[test]
     fn larger_than_every_board_is_a_warning() {
-        let w = check(&scenario("{ flash: 64 MiB, stack: 5 MiB }")).unwrap();
-        assert_eq!(w.len(), 2, "{w:?}");
+        let w = check(&scenario("{ flash: 64 MiB, stack: 5 MiB, heap: 5 MiB }")).unwrap();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[2].contains("budgets.heap is 5242880 B, more than the RAM of every board"), "{}", w[2]);
         assert!(w[0].contains("budgets.flash is 67108864 B, more than the flash of every board (microbit, mps2-an386: at most 4194304 B)"), "{}", w[0]);
         assert!(w[1].contains("budgets.stack is 5242880 B, more than the RAM of every board"), "{}", w[1]);
     }

@@ -82,7 +82,7 @@ pub struct Delta {
     pub scenario: String,
     pub board: String,
     pub profile: String,
-    /// `flash`, `ram`, `stack`, `instructions <kat id>` or `cycles <kat id>`.
+    /// `flash`, `ram`, `stack`, `heap`, `instructions <kat id>`, `cycles <kat id>` or `heap <kat id>`.
     pub metric: String,
     pub base: u64,
     pub head: u64,
@@ -194,6 +194,8 @@ pub fn diff(
         push("flash".into(), b.flash_bytes(), h.flash_bytes(), limits.flash);
         push("ram".into(), b.ram_bytes(), h.ram_bytes(), limits.ram);
         push("stack".into(), b.stack_high_water.map(u64::from), h.stack_high_water.map(u64::from), limits.stack);
+        // Only when both runs reported their heap (no regression limit: none is defined for heap).
+        push("heap".into(), b.heap_peak.map(u64::from), h.heap_peak.map(u64::from), None);
         for hk in &h.kats {
             if let Some(bk) = b.kats.iter().find(|k| k.id == hk.id) {
                 push(
@@ -203,6 +205,7 @@ pub fn diff(
                     limits.instructions,
                 );
                 push(format!("cycles {}", hk.id), bk.cycles, hk.cycles, limits.cycles);
+                push(format!("heap {}", hk.id), bk.heap.map(u64::from), hk.heap.map(u64::from), None);
             }
         }
     }

@@ -1,4 +1,4 @@
-//! Budgets: hard limits on flash, static RAM and stack per board × profile, and on the estimated
+//! Budgets: hard limits on flash, static RAM, stack and heap peak per board × profile, and on the estimated
 //! cycles or instructions of a function region (its most expensive call) or a KAT operation.
 //! Crossing one fails the run. A metric that could not be measured (the run failed before its
 //! `end` record, no cycle model, a name that is neither a region nor a KAT) cannot be shown to
@@ -16,6 +16,8 @@ pub enum Metric {
     Stack,
     #[serde(rename = "stack-static")]
     StackStatic,
+    /// Whole-run heap peak reported by the firmware (`heap=` on `end`).
+    Heap,
     /// Estimated cycles of a function region's most expensive call or of a KAT operation.
     Cycles,
     /// Instructions of a function region's most expensive call or of a KAT operation.
@@ -29,6 +31,7 @@ impl Metric {
             Metric::Ram => "ram",
             Metric::Stack => "stack",
             Metric::StackStatic => "stack-static",
+            Metric::Heap => "heap",
             Metric::Cycles => "cycles",
             Metric::Instructions => "instructions",
         }
@@ -87,6 +90,11 @@ impl BudgetCheck {
                 "stack-static unbounded (see `mcubench stack`): cannot show it is within {} B; annotate the unresolved sites",
                 self.limit
             ),
+            _ if self.metric == Metric::Heap => format!(
+                "heap unknown (the firmware reported no heap peak: it never allocated, or does not measure \
+                 its heap; see README, \"Heap\"): cannot show it is within {} B",
+                self.limit
+            ),
             _ => format!("{} unknown (not measured): cannot show it is within {} B", self.metric.label(), self.limit),
         }
     }
@@ -100,6 +108,8 @@ pub struct Measured {
     pub stack: Option<u64>,
     /// Static bound of the reset path; `None` when unbounded.
     pub stack_static: Option<u64>,
+    /// Whole-run heap peak; `None` when the firmware reported none.
+    pub heap: Option<u64>,
 }
 
 pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
@@ -108,6 +118,7 @@ pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
         (Metric::Ram, budgets.ram, measured.ram),
         (Metric::Stack, budgets.stack, measured.stack),
         (Metric::StackStatic, budgets.stack_static, measured.stack_static),
+        (Metric::Heap, budgets.heap, measured.heap),
     ]
     .into_iter()
     .filter_map(|(metric, limit, actual)| {
@@ -151,9 +162,15 @@ mod tests {
 
     #[test]
     fn limits_are_inclusive_and_unmeasured_is_unknown() {
-        let budgets =
-            Budgets { flash: Some(Bytes(100)), ram: Some(Bytes(10)), stack: Some(Bytes(50)), stack_static: None };
-        let checks = check(&budgets, Measured { flash: Some(100), ram: Some(11), stack: None, stack_static: None });
+        let budgets = Budgets {
+            flash: Some(Bytes(100)),
+            ram: Some(Bytes(10)),
+            stack: Some(Bytes(50)),
+            stack_static: None,
+            heap: None,
+        };
+        let checks =
+            check(&budgets, Measured { flash: Some(100), ram: Some(11), stack: None, stack_static: None, heap: None });
         let statuses: Vec<_> = checks.iter().map(|c| (c.metric, c.status)).collect();
         assert_eq!(
             statuses,
@@ -164,6 +181,23 @@ mod tests {
             ]
         );
         assert_eq!(checks[1].describe(), "ram 11 B exceeds the budget of 10 B by 1 B");
+    }
+
+    #[test]
+    fn heap_budgets_check_the_reported_peak_and_unreported_is_unknown() {
+        let budgets = Budgets { heap: Some(Bytes(4096)), ..Budgets::default() };
+        let at = |heap| check(&budgets, Measured { heap, ..Measured::default() });
+        assert_eq!(at(Some(4096))[0].status, BudgetStatus::Ok);
+        let over = &at(Some(11024))[0];
+        assert_eq!((over.metric, over.status), (Metric::Heap, BudgetStatus::Exceeded));
+        assert_eq!(over.describe(), "heap 11024 B exceeds the budget of 4096 B by 6928 B");
+        let unknown = &at(None)[0];
+        assert_eq!(unknown.status, BudgetStatus::Unknown);
+        assert!(
+            unknown.describe().starts_with("heap unknown (the firmware reported no heap peak"),
+            "{}",
+            unknown.describe()
+        );
     }
 
     #[test]

@@ -77,6 +77,9 @@ enum Command {
         ram_budget: Option<String>,
         #[arg(long, requires = "elf")]
         stack_budget: Option<String>,
+        /// Whole-run heap peak the firmware reports (`heap=` on `end`), e.g. `--heap-budget 4KiB`.
+        #[arg(long, requires = "elf")]
+        heap_budget: Option<String>,
         /// The host's copy of the KAT vectors for --elf (as `firmware.vectors` in a scenario):
         /// every `kat` record is checked against it, so a forged `result=pass` fails.
         #[arg(long, requires = "elf", value_name = "FILE")]
@@ -437,6 +440,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             flash_budget,
             ram_budget,
             stack_budget,
+            heap_budget,
             vectors,
             format,
             json_output,
@@ -458,6 +462,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                         ram: size_arg("--ram-budget", &ram_budget)?,
                         stack: size_arg("--stack-budget", &stack_budget)?,
                         stack_static: None,
+                        heap: size_arg("--heap-budget", &heap_budget)?,
                     };
                     let timeout = match timeout {
                         Some(t) => Timeout::parse(&t).map_err(|e| InputError(format!("--timeout: {e}")))?.0,

@@ -33,6 +33,10 @@ pub struct KatRecord {
     /// exact instruction count for it from the QEMU plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<u32>,
+    /// Heap bytes the operation took above what was in use when it started (optional: only
+    /// firmware that measures its heap sends it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap: Option<u32>,
     pub out: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
@@ -43,6 +47,9 @@ pub struct EndRecord {
     pub passed: u32,
     pub failed: u32,
     pub stack: u32,
+    /// Whole-run heap peak in bytes (optional, as on `kat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -283,6 +290,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
             };
             let expected = f.take_opt("expected").map(|v| hex("expected", v)).transpose()?;
             let region = f.take_opt("region").map(|v| number("region", v)).transpose()?;
+            let heap = f.take_opt("heap").map(|v| number("heap", v)).transpose()?;
             if result == KatResult::Fail && expected.is_none() {
                 return Err("a failing `kat` record must carry `expected`".into());
             }
@@ -294,6 +302,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
                 ticks: number("ticks", f.take("ticks")?)?,
                 stack: number("stack", f.take("stack")?)?,
                 region,
+                heap,
                 out: hex("out", f.take("out")?)?,
                 expected,
             })
@@ -302,6 +311,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
             passed: number("passed", f.take("passed")?)?,
             failed: number("failed", f.take("failed")?)?,
             stack: number("stack", f.take("stack")?)?,
+            heap: f.take_opt("heap").map(|v| number("heap", v)).transpose()?,
         }),
         "fault" => Record::Fault(FaultRecord {
             kind: identifier("kind", f.take("kind")?)?,
@@ -338,7 +348,8 @@ mod tests {
         assert_eq!(kats[0].region, None);
         assert_eq!(kats[1].result, KatResult::Fail);
         assert_eq!(kats[1].expected.as_deref(), Some("01"));
-        assert_eq!(t.end(), Some(&EndRecord { passed: 1, failed: 1, stack: 1024 }));
+        assert_eq!(t.end(), Some(&EndRecord { passed: 1, failed: 1, stack: 1024, heap: None }));
+        assert_eq!(kats[0].heap, None);
         assert_eq!(t.last_record_summary(), "line 6: end");
     }
 
@@ -349,6 +360,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.kats().next().unwrap().region, Some(7));
+    }
+
+    #[test]
+    fn kat_and_end_records_may_carry_heap() {
+        let t = Transcript::parse(
+            "@mcubench/1 begin fw=x\n\
+             @mcubench/1 kat id=a alg=A op=hash result=pass ticks=1 stack=1 heap=3008 out=00\n\
+             @mcubench/1 kat id=b alg=A op=hash result=pass ticks=1 stack=1 heap=0 region=2 out=00\n\
+             @mcubench/1 end passed=2 failed=0 stack=9 heap=11024\n",
+        )
+        .unwrap();
+        let heaps: Vec<_> = t.kats().map(|k| k.heap).collect();
+        assert_eq!(heaps, [Some(3008), Some(0)]);
+        assert_eq!(t.end().unwrap().heap, Some(11024));
     }
 
     #[test]
@@ -377,6 +402,18 @@ mod tests {
     #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 region=1 region=2 out=00", "appears twice")]
     #[case("@mcubench/1 end passed=1 failed=0 stack=9 region=1", "unknown field `region`")]
     #[case("@mcubench/1 end passed=1 failed=0", "lacks field `stack`")]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 heap=0x10 out=00",
+        "`heap` is not a decimal"
+    )]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 heap=-1 out=00", "`heap` is not a decimal")]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 heap=1 heap=2 out=00",
+        "`heap` appears twice"
+    )]
+    #[case("@mcubench/1 end passed=1 failed=0 stack=9 heap=", "`heap` is not a decimal")]
+    #[case("@mcubench/1 end passed=1 failed=0 stack=9 heap=4294967296", "`heap` is not a decimal")]
+    #[case("@mcubench/1 end passed=1 failed=0 stack=9 heap=1 heap=1", "`heap` appears twice")]
     #[case("@mcubench/1 ending", "unknown record kind `ending`")]
     #[case("@mcubench/1 fault kind=hardfault pc=4d2 lr=0x0 xpsr=0x0 cfsr=0x0 hfsr=0x0", "not an address")]
     #[case("@mcubench/1 begin fw=a b", "`b` is not a key=value")]

@@ -45,6 +45,10 @@ pub struct KatReport {
     /// operation (between its region markers); absent without the probe or without a store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_lowest: Option<u32>,
+    /// Heap bytes the operation took above what was in use when it started (`heap=` on its `kat`
+    /// record); absent when the firmware does not report its heap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<u32>,
 }
 
 /// Count, total, min and max over the calls of one function region.
@@ -111,6 +115,10 @@ pub struct CellReport {
     pub kats: Vec<KatReport>,
     /// Whole-run stack high-water mark from the painted stack, bytes.
     pub stack_high_water: Option<u32>,
+    /// Whole-run heap peak, bytes (`heap=` on the `end` record); absent when the firmware does
+    /// not report its heap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_peak: Option<u32>,
     /// Whole-run stack probe (`stack-probe: true` in the scenario).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_probe: Option<StackProbe>,
@@ -232,6 +240,11 @@ impl RunReport {
         if probed {
             rows[0].insert(8, "probe B".into());
         }
+        // The heap peak beside the stack, when any cell reported one.
+        let heaped = self.cells.iter().any(|c| c.heap_peak.is_some());
+        if heaped {
+            rows[0].insert(8, "heap B".into());
+        }
         for c in &self.cells {
             let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
             let budget = if c.budgets.is_empty() {
@@ -266,6 +279,9 @@ impl RunReport {
             ];
             if probed {
                 row.insert(8, opt(c.stack_probe.map(|p| u64::from(p.bytes))));
+            }
+            if heaped {
+                row.insert(8, opt(c.heap_peak.map(u64::from)));
             }
             rows.push(row);
         }
@@ -340,6 +356,7 @@ impl RunReport {
             }
             out.push_str(&render(&rows, 1));
             out.push_str(&self.cycles_table(&ids));
+            out.push_str(&self.heap_table(&ids));
         }
         out.push_str(&self.regions_table());
         out
@@ -414,6 +431,30 @@ impl RunReport {
             for c in &self.cells {
                 row.push(
                     c.kats.iter().find(|k| k.id == *id).and_then(|k| k.cycles).map_or("-".into(), |n| n.to_string()),
+                );
+            }
+            rows.push(row);
+        }
+        out.push_str(&render(&rows, 1));
+        out
+    }
+
+    /// Heap bytes per KAT (same rows and columns as the instruction table), when any KAT
+    /// reported its heap.
+    fn heap_table(&self, ids: &[&str]) -> String {
+        let mut out = String::new();
+        if !self.cells.iter().flat_map(|c| &c.kats).any(|k| k.heap.is_some()) {
+            return out;
+        }
+        let _ = writeln!(out, "\nheap B per KAT operation (taken above the heap in use at its start; sbrk break)");
+        let mut header = vec!["KAT".to_string()];
+        header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
+        let mut rows = vec![header];
+        for id in ids {
+            let mut row = vec![id.to_string()];
+            for c in &self.cells {
+                row.push(
+                    c.kats.iter().find(|k| k.id == *id).and_then(|k| k.heap).map_or("-".into(), |n| n.to_string()),
                 );
             }
             rows.push(row);

@@ -171,6 +171,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         cycle_model: None,
         kats: Vec::new(),
         stack_high_water: None,
+        heap_peak: None,
         stack_static: None,
         memory: None,
         budgets: Vec::new(),
@@ -187,6 +188,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
                 ram: report.ram_bytes(),
                 stack: report.stack_high_water.map(u64::from),
                 stack_static: report.stack_static.as_ref().and_then(|s| s.reset).map(u64::from),
+                heap: report.heap_peak.map(u64::from),
             },
         );
         // Cycles/instructions per function region (its most expensive call) or KAT operation.
@@ -400,6 +402,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
                     ticks: k.ticks,
                     stack: k.stack,
                     stack_lowest,
+                    heap: k.heap,
                 }
             })
             .collect();
@@ -407,6 +410,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
             report.verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
         }
         report.stack_high_water = t.end().map(|e| e.stack);
+        report.heap_peak = t.end().and_then(|e| e.heap);
     }
     if let Some(r) = &results {
         report.regions = function_regions(&scenario.regions, r);

@@ -191,6 +191,9 @@ pub struct Budgets {
     /// Static worst-case bound of the reset path (call-graph analysis); unbounded fails it.
     #[serde(rename = "stack-static", skip_serializing_if = "Option::is_none")]
     pub stack_static: Option<Bytes>,
+    /// Whole-run heap peak the firmware reports (`heap=` on its `end` record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap: Option<Bytes>,
 }
 
 impl Budgets {
@@ -201,6 +204,7 @@ impl Budgets {
             ram: over.ram.or(self.ram),
             stack: over.stack.or(self.stack),
             stack_static: over.stack_static.or(self.stack_static),
+            heap: over.heap.or(self.heap),
         }
     }
 }
@@ -242,6 +246,7 @@ struct RawBudgets {
     stack: Option<Bytes>,
     #[serde(rename = "stack-static")]
     stack_static: Option<Bytes>,
+    heap: Option<Bytes>,
     #[serde(default)]
     cycles: IndexMap<String, u64>,
     #[serde(default)]
@@ -251,7 +256,13 @@ struct RawBudgets {
 impl RawBudgets {
     fn split(&self) -> (Budgets, RegionBudgets) {
         (
-            Budgets { flash: self.flash, ram: self.ram, stack: self.stack, stack_static: self.stack_static },
+            Budgets {
+                flash: self.flash,
+                ram: self.ram,
+                stack: self.stack,
+                stack_static: self.stack_static,
+                heap: self.heap,
+            },
             RegionBudgets { cycles: self.cycles.clone(), instructions: self.instructions.clone() },
         )
     }
@@ -664,7 +675,8 @@ timeout: 20 s
                 flash: Some(Bytes(16 * 1024)),
                 ram: Some(Bytes(4096)),
                 stack: Some(Bytes(2048)),
-                stack_static: None
+                stack_static: None,
+                heap: None
             }
         );
         assert_eq!(s.profiles[0].budgets.flash, Some(Bytes(24 * 1024)));

@@ -1,0 +1,147 @@
+//! Heap measurement on real firmware under QEMU: firmware/c/heap-test (built with
+//! `-DMCUBENCH_HEAP`) mallocs known sizes; the reported per-operation heap and whole-run peak are
+//! those sizes plus newlib-nano malloc's chunk overhead, and a `heap` budget gates the peak.
+//!
+//! The overhead bound: newlib-nano's `malloc(n)` takes a chunk of `align4(n) + 4` (padding that
+//! keeps the returned pointer 8-byte aligned) `+ 4` (the chunk's size header) bytes from `_sbrk`,
+//! plus up to 7 bytes once to align the first chunk. So a block of `n` (a multiple of 4) moves the
+//! break by `n + 8` to `n + 15`: we assert `n <= heap < n + 16` per block.
+
+mod common;
+
+use std::process::Output;
+
+use mcubench::report::{CellReport, RunReport};
+use mcubench::verdict::Outcome;
+
+const PER_BLOCK_OVERHEAD: u32 = 16;
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn heap_cell() -> (CellReport, String) {
+    let yaml = format!(
+        "name: heap\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\n",
+        common::c_firmware("heap-test").display()
+    );
+    let report = common::run(&common::scenario(&yaml));
+    let table = report.to_table();
+    (common::only_cell(report), table)
+}
+
+fn kat_heap(cell: &CellReport, id: &str) -> Option<u32> {
+    cell.kats.iter().find(|k| k.id == id).unwrap_or_else(|| panic!("no KAT {id}")).heap
+}
+
+#[test]
+fn c_heap_per_operation_and_peak_are_the_mallocs_plus_chunk_overhead() {
+    let (cell, table) = heap_cell();
+    assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+    // Before the first malloc the firmware has no heap to report.
+    assert_eq!(kat_heap(&cell, "heap/none"), None);
+    let one = kat_heap(&cell, "heap/3000").expect("heap reported");
+    assert!((3000..3000 + PER_BLOCK_OVERHEAD).contains(&one), "malloc(3000) took {one} B");
+    // Served from the chunk freed by heap/3000: the break does not move.
+    assert_eq!(kat_heap(&cell, "heap/1000-reuse"), Some(0));
+    let two = kat_heap(&cell, "heap/2x4000").expect("heap reported");
+    assert!((8000..8000 + 2 * PER_BLOCK_OVERHEAD).contains(&two), "2 x malloc(4000) took {two} B");
+    // Refused by _sbrk (more than the room below the stack reserve): malloc returned NULL (the
+    // KAT's `out` says so, or it fails) and nothing was taken.
+    assert_eq!(kat_heap(&cell, "heap/refused"), Some(0));
+    // newlib-nano never gives memory back to _sbrk, so the peak is the sum of the growths.
+    let peak = cell.heap_peak.expect("end record carries heap");
+    assert_eq!(peak, one + two, "whole-run peak vs per-operation growths");
+    assert!((11000..11000 + 3 * PER_BLOCK_OVERHEAD).contains(&peak), "peak {peak} B");
+    eprintln!("heap-test: heap/3000 {one} B, heap/2x4000 {two} B, peak {peak} B\n{table}");
+
+    // The heap shows in the table (a column and a per-KAT table) because this cell has it.
+    assert!(table.lines().next().unwrap().contains("heap B"), "{table}");
+    assert!(table.contains("heap B per KAT operation"), "{table}");
+    let json = RunReport {
+        schema: "mcubench-run/1".into(),
+        tool_version: "x".into(),
+        scenario: "heap".into(),
+        cells: vec![cell],
+    }
+    .to_json();
+    assert!(json.contains(&format!("\"heap_peak\": {peak}")), "{json}");
+    assert!(json.contains(&format!("\"heap\": {one}")), "{json}");
+}
+
+#[test]
+fn firmware_without_heap_measurement_reports_none_and_shows_no_heap() {
+    let elf = common::c_firmware("kat-crc32");
+    let out = common::mcubench()
+        .args(["run", "--board", "mps2-an386", "--format", "json", "--elf"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = RunReport::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let cell = &report.cells[0];
+    assert_eq!(cell.heap_peak, None);
+    assert!(cell.kats.iter().all(|k| k.heap.is_none()));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("heap"));
+    assert!(!report.to_table().contains("heap"), "{}", report.to_table());
+}
+
+#[test]
+fn a_heap_budget_gates_the_peak() {
+    let elf = common::c_firmware("heap-test");
+    let run = |budget: &str| {
+        common::mcubench()
+            .args(["run", "--quiet", "--board", "mps2-an386", "--heap-budget", budget, "--elf"])
+            .arg(&elf)
+            .output()
+            .unwrap()
+    };
+    let ok = run("16 KiB");
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    let over = run("4 KiB");
+    assert_eq!(over.status.code(), Some(3), "{}", text(&over));
+    assert!(text(&over).contains("budget: heap 11"), "{}", text(&over));
+    assert!(text(&over).contains("exceeds the budget of 4096 B"), "{}", text(&over));
+}
+
+#[test]
+fn a_heap_budget_on_firmware_that_reports_no_heap_is_unknown() {
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--heap-budget", "1 MiB", "--elf"])
+        .arg(common::c_firmware("kat-crc32"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("budget: heap unknown (the firmware reported no heap peak"), "{}", text(&out));
+}
+
+#[test]
+fn diff_shows_heap_when_both_reports_have_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = dir.path().join("head.json");
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--format", "json", "--json-output"])
+        .arg(&head)
+        .arg("--elf")
+        .arg(common::c_firmware("heap-test"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // A base whose peak and one KAT's heap were 1000 B smaller.
+    let mut base = RunReport::from_json(&std::fs::read_to_string(&head).unwrap()).unwrap();
+    let cell = &mut base.cells[0];
+    cell.heap_peak = cell.heap_peak.map(|h| h - 1000);
+    let kat = cell.kats.iter_mut().find(|k| k.id == "heap/3000").unwrap();
+    kat.heap = kat.heap.map(|h| h - 1000);
+    let base_path = dir.path().join("base.json");
+    std::fs::write(&base_path, base.to_json()).unwrap();
+
+    let out = common::mcubench().args(["diff", "--format", "json"]).arg(&base_path).arg(&head).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let deltas = d["deltas"].as_array().unwrap();
+    for metric in ["heap", "heap heap/3000"] {
+        let delta = deltas.iter().find(|x| x["metric"] == metric).unwrap_or_else(|| panic!("no {metric} delta: {d}"));
+        assert_eq!(delta["change"], 1000, "{delta}");
+    }
+}
