@@ -7,6 +7,9 @@
 //! [`Session::kat`] and finishes with [`Session::end`]. The crate provides the `HardFault`,
 //! `DefaultHandler` and `SysTick` exception handlers and the panic handler, so a binary must
 //! not define its own.
+//!
+//! With the `heap` feature, wrapping the global allocator in [`TrackingHeap`] adds the heap an
+//! operation took to its `kat` record and the whole-run heap peak to the `end` record.
 
 #![no_std]
 
@@ -252,6 +255,10 @@ impl Session {
         l.text("id", id).text("alg", alg).text("op", op);
         l.text("result", if pass { "pass" } else { "fail" });
         l.dec("ticks", m.ticks).dec("stack", u64::from(m.stack));
+        #[cfg(feature = "heap")]
+        if let Some(heap) = m.heap {
+            l.dec("heap", u64::from(heap));
+        }
         if let Some(region) = m.region {
             l.dec("region", u64::from(region));
         }
@@ -272,11 +279,24 @@ impl Session {
     /// verdict is the host's: it reads `failed=` and every `kat` record.
     pub fn end(self) -> ! {
         let stack = whole_run_stack();
+        // Without the heap feature, exactly the former code (existing firmware keeps its numbers).
+        #[cfg(not(feature = "heap"))]
         Line::record("end")
             .dec("passed", u64::from(self.passed))
             .dec("failed", u64::from(self.failed))
             .dec("stack", u64::from(stack))
             .emit();
+        #[cfg(feature = "heap")]
+        {
+            let mut l = Line::record("end");
+            l.dec("passed", u64::from(self.passed))
+                .dec("failed", u64::from(self.failed))
+                .dec("stack", u64::from(stack));
+            if let Some(peak) = heap::peak() {
+                l.dec("heap", peak as u64);
+            }
+            l.emit();
+        }
         exit_success()
     }
 }
@@ -428,6 +448,11 @@ pub struct Measurement {
     /// The region id the operation ran in (see [`mcubench_region_enter`]); `None` once all
     /// [`REGION_COUNT`] ids are used.
     pub region: Option<u32>,
+    /// Bytes of heap the operation took above what was allocated when it started (peak during
+    /// the operation minus in use at its start); `None` until something was allocated through
+    /// [`TrackingHeap`].
+    #[cfg(feature = "heap")]
+    pub heap: Option<u32>,
 }
 
 #[inline(never)]
@@ -489,9 +514,13 @@ pub fn measure<F: FnOnce()>(op: F) -> Measurement {
     let region = NEXT_REGION.load(Ordering::Relaxed);
     NEXT_REGION.store(region.saturating_add(1), Ordering::Relaxed);
 
+    #[cfg(feature = "heap")]
+    let heap0 = heap::start_operation();
     let t0 = ticks();
     run(region, op);
     let t1 = ticks();
+    #[cfg(feature = "heap")]
+    let heap = heap::operation_peak(heap0);
 
     let used = match first_dirty(lo, top) {
         Some(a) => top - a,
@@ -501,6 +530,133 @@ pub fn measure<F: FnOnce()>(op: F) -> Measurement {
         ticks: t1.wrapping_sub(t0),
         stack: used as u32,
         region: ((region as usize) < REGION_COUNT).then_some(region),
+        #[cfg(feature = "heap")]
+        heap,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heap measurement (feature `heap`)
+// ---------------------------------------------------------------------------------------------
+
+#[cfg(feature = "heap")]
+pub use heap::TrackingHeap;
+
+#[cfg(feature = "heap")]
+mod heap {
+    use core::alloc::{GlobalAlloc, Layout};
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    /// Bytes allocated now, the run's peak and the peak since [`start_operation`]. One set for
+    /// the program: there is one global allocator.
+    static IN_USE: AtomicUsize = AtomicUsize::new(0);
+    static PEAK: AtomicUsize = AtomicUsize::new(0);
+    static OP_PEAK: AtomicUsize = AtomicUsize::new(0);
+    /// Whether anything was ever allocated: only then do records carry `heap=`.
+    static USED: AtomicBool = AtomicBool::new(false);
+
+    /// A [`GlobalAlloc`] wrapper that counts the bytes of live allocations (the layouts' sizes)
+    /// and their peaks, for [`measure`](crate::measure) and [`Session::end`](crate::Session::end):
+    ///
+    /// ```ignore
+    /// #[global_allocator]
+    /// static HEAP: TrackingHeap<MyAllocator> = TrackingHeap::new(MyAllocator::new());
+    /// ```
+    ///
+    /// The counts are of requested bytes: the backing allocator's headers, alignment padding and
+    /// fragmentation are not included (the C header's `_sbrk` tracking does include them). A
+    /// `realloc` counts as the size change; the moment both the old and the new block exist is
+    /// not counted.
+    pub struct TrackingHeap<A> {
+        inner: A,
+    }
+
+    impl<A> TrackingHeap<A> {
+        pub const fn new(inner: A) -> Self {
+            TrackingHeap { inner }
+        }
+
+        /// The wrapped allocator.
+        pub fn inner(&self) -> &A {
+            &self.inner
+        }
+    }
+
+    /// Counters are updated with interrupts masked: ARMv6-M has no atomic read-modify-write, and
+    /// an allocation in an interrupt handler must not lose an update.
+    fn grow(bytes: usize) {
+        cortex_m::interrupt::free(|_| {
+            let now = IN_USE.load(Ordering::Relaxed).saturating_add(bytes);
+            IN_USE.store(now, Ordering::Relaxed);
+            if now > PEAK.load(Ordering::Relaxed) {
+                PEAK.store(now, Ordering::Relaxed);
+            }
+            if now > OP_PEAK.load(Ordering::Relaxed) {
+                OP_PEAK.store(now, Ordering::Relaxed);
+            }
+            USED.store(true, Ordering::Relaxed);
+        });
+    }
+
+    fn shrink(bytes: usize) {
+        cortex_m::interrupt::free(|_| {
+            IN_USE.store(IN_USE.load(Ordering::Relaxed).saturating_sub(bytes), Ordering::Relaxed);
+        });
+    }
+
+    unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingHeap<A> {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let p = unsafe { self.inner.alloc(layout) };
+            if !p.is_null() {
+                grow(layout.size());
+            }
+            p
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            let p = unsafe { self.inner.alloc_zeroed(layout) };
+            if !p.is_null() {
+                grow(layout.size());
+            }
+            p
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { self.inner.dealloc(ptr, layout) };
+            shrink(layout.size());
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
+            if !p.is_null() {
+                if new_size >= layout.size() {
+                    grow(new_size - layout.size());
+                } else {
+                    shrink(layout.size() - new_size);
+                }
+            }
+            p
+        }
+    }
+
+    /// Resets the "peak since" marker to what is in use now, and returns that.
+    pub(crate) fn start_operation() -> usize {
+        cortex_m::interrupt::free(|_| {
+            let now = IN_USE.load(Ordering::Relaxed);
+            OP_PEAK.store(now, Ordering::Relaxed);
+            now
+        })
+    }
+
+    /// Peak since [`start_operation`] minus `start`; `None` while nothing was ever allocated.
+    pub(crate) fn operation_peak(start: usize) -> Option<u32> {
+        USED.load(Ordering::Relaxed)
+            .then(|| OP_PEAK.load(Ordering::Relaxed).saturating_sub(start).min(u32::MAX as usize) as u32)
+    }
+
+    /// Whole-run peak; `None` while nothing was ever allocated.
+    pub(crate) fn peak() -> Option<usize> {
+        USED.load(Ordering::Relaxed).then(|| PEAK.load(Ordering::Relaxed))
     }
 }
 

@@ -145,3 +145,24 @@ fn diff_shows_heap_when_both_reports_have_it() {
         assert_eq!(delta["change"], 1000, "{delta}");
     }
 }
+
+#[test]
+fn rust_tracking_heap_reports_exact_requested_bytes() {
+    // firmware/heap: a bump arena wrapped in mcubench_support::TrackingHeap (feature `heap`);
+    // counts are of requested bytes, so they are exact. ARMv7E-M and ARMv6-M (no atomic RMW).
+    let yaml = format!(
+        "name: heap-rust\nfirmware: {{ cargo: {} }}\nboards: [mps2-an386, microbit]\nprofiles: {{ speed: {{ opt-level: 3 }} }}\n",
+        common::repo().join("firmware/heap").display()
+    );
+    let report = common::run(&common::scenario(&yaml));
+    assert_eq!(report.cells.len(), 2);
+    for cell in &report.cells {
+        let at = format!("{} / {}", cell.board, cell.profile);
+        assert_eq!(cell.verdict.outcome, Outcome::Pass, "{at}: {}", cell.verdict.message);
+        assert_eq!(kat_heap(cell, "heap/none"), None, "{at}");
+        assert_eq!(kat_heap(cell, "heap/vec-3000"), Some(3000), "{at}");
+        // 500 B were in use when the operation started: only the 4000 it took count.
+        assert_eq!(kat_heap(cell, "heap/held-500-take-4000"), Some(4000), "{at}");
+        assert_eq!(cell.heap_peak, Some(4500), "{at}");
+    }
+}
