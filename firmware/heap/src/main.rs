@@ -3,6 +3,8 @@
 //!
 //! - `heap/none`: before any allocation, so its record has no `heap=`.
 //! - `heap/vec-3000`: a 3000-byte Vec, filled and dropped: `heap=3000`.
+//! - `heap/vec-1000`: then a 1000-byte one: `heap=1000` (the "peak since" marker is reset at each
+//!   operation's start, so the earlier 3000 does not leak into it).
 //! - `heap/held-500-take-4000`: 500 bytes are allocated before the operation and kept; the operation
 //!   allocates 4000 more: `heap=4000` (only what it took above the 500 in use at its start).
 //!
@@ -89,6 +91,9 @@ fn main() -> ! {
 
     let m = measure(|| out = vec_sum(3000, 3));
     s.kat("heap/vec-3000", "heap-test", "compute", &out, &checksum(3000, 3), m);
+
+    let m = measure(|| out = vec_sum(1000, 4));
+    s.kat("heap/vec-1000", "heap-test", "compute", &out, &checksum(1000, 4), m);
 
     let held = core::hint::black_box(alloc::vec![0u8; 500]);
     let m = measure(|| out = vec_sum(4000, 5));
