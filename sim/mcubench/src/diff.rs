@@ -194,8 +194,8 @@ pub fn diff(
         push("flash".into(), b.flash_bytes(), h.flash_bytes(), limits.flash);
         push("ram".into(), b.ram_bytes(), h.ram_bytes(), limits.ram);
         push("stack".into(), b.stack_high_water.map(u64::from), h.stack_high_water.map(u64::from), limits.stack);
-        // Only when both runs reported their heap (no regression limit: none is defined for heap).
-        push("heap".into(), b.heap_peak.map(u64::from), h.heap_peak.map(u64::from), None);
+        // Only when both runs reported their heap.
+        push("heap".into(), b.heap_peak.map(u64::from), h.heap_peak.map(u64::from), limits.heap);
         for hk in &h.kats {
             if let Some(bk) = b.kats.iter().find(|k| k.id == hk.id) {
                 push(
@@ -205,7 +205,7 @@ pub fn diff(
                     limits.instructions,
                 );
                 push(format!("cycles {}", hk.id), bk.cycles, hk.cycles, limits.cycles);
-                push(format!("heap {}", hk.id), bk.heap.map(u64::from), hk.heap.map(u64::from), None);
+                push(format!("heap {}", hk.id), bk.heap.map(u64::from), hk.heap.map(u64::from), limits.heap);
             }
         }
     }

@@ -128,13 +128,20 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
     }
 
     let _ = writeln!(out, "<details><summary>All results ({runs} runs)</summary>\n");
-    out.push_str("| board | core | profile | verdict | KATs | flash B | RAM B | stack B | budget |\n");
-    out.push_str("|---|---|---|---|--:|--:|--:|--:|---|\n");
+    // A heap column only when some firmware reported its heap: other summaries stay as they were.
+    let heap = report.cells.iter().any(|c| c.heap_peak.is_some());
+    out.push_str("| board | core | profile | verdict | KATs | flash B | RAM B | stack B |");
+    out.push_str(if heap { " heap B | budget |\n" } else { " budget |\n" });
+    out.push_str(if heap {
+        "|---|---|---|---|--:|--:|--:|--:|--:|---|\n"
+    } else {
+        "|---|---|---|---|--:|--:|--:|--:|---|\n"
+    });
     for c in &report.cells {
         let opt = |v: Option<u64>| v.map_or("–".to_string(), |v| v.to_string());
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "| {} | {} | {} | {} | {}/{} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {}/{} | {} | {} | {} |",
             cell(&c.board),
             c.core.label(),
             cell(&c.profile),
@@ -144,14 +151,18 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
             opt(c.flash_bytes()),
             opt(c.ram_bytes()),
             opt(c.stack_high_water.map(u64::from)),
-            if c.budgets.is_empty() {
-                "–"
-            } else if c.budgets_hold() {
-                "ok"
-            } else {
-                "exceeded"
-            }
         );
+        if heap {
+            let _ = write!(out, " {} |", opt(c.heap_peak.map(u64::from)));
+        }
+        let budget = if c.budgets.is_empty() {
+            "–"
+        } else if c.budgets_hold() {
+            "ok"
+        } else {
+            "exceeded"
+        };
+        let _ = writeln!(out, " {budget} |");
     }
     out.push_str("\n</details>\n");
     out

@@ -39,11 +39,13 @@ pub fn to_openmetrics(report: &RunReport) -> String {
     let mut flash = family("mcubench_flash_bytes", Some("bytes"), "flash: code, read-only data, .data image");
     let mut ram = family("mcubench_ram_bytes", Some("bytes"), "static RAM: .data, .bss, .uninit");
     let mut stack = family("mcubench_stack_high_water_bytes", Some("bytes"), "measured stack high-water mark");
+    let mut heap = family("mcubench_heap_peak_bytes", Some("bytes"), "whole-run heap peak the firmware reported");
     let mut stack_static =
         family("mcubench_stack_static_bytes", Some("bytes"), "static main-stack bound with nested handlers");
     let mut kat_insns = family("mcubench_kat_instructions", None, "instructions of one KAT operation");
     let mut kat_cycles = family("mcubench_kat_cycles", None, "estimated cycles of one KAT operation");
     let mut kat_stack = family("mcubench_kat_stack_bytes", Some("bytes"), "stack one KAT operation used");
+    let mut kat_heap = family("mcubench_kat_heap_bytes", Some("bytes"), "heap one KAT operation took");
     let mut region_calls = family("mcubench_region_calls", None, "completed calls of a function region");
     let mut region_insns = family("mcubench_region_instructions", None, "instructions over all calls of a region");
     let mut region_cycles = family("mcubench_region_cycles", None, "estimated cycles over all calls of a region");
@@ -68,6 +70,9 @@ pub fn to_openmetrics(report: &RunReport) -> String {
         if let Some(v) = cell.stack_high_water {
             stack.samples.push((labels.clone(), u64::from(v)));
         }
+        if let Some(v) = cell.heap_peak {
+            heap.samples.push((labels.clone(), u64::from(v)));
+        }
         if let Some(v) = cell.stack_static.as_ref().and_then(|s| s.msp) {
             stack_static.samples.push((labels.clone(), u64::from(v)));
         }
@@ -76,6 +81,9 @@ pub fn to_openmetrics(report: &RunReport) -> String {
             kat_insns.samples.push((labels.clone(), kat.instructions));
             if let Some(c) = kat.cycles {
                 kat_cycles.samples.push((labels.clone(), c));
+            }
+            if let Some(h) = kat.heap {
+                kat_heap.samples.push((labels.clone(), u64::from(h)));
             }
             kat_stack.samples.push((labels, u64::from(kat.stack)));
         }
@@ -98,9 +106,11 @@ pub fn to_openmetrics(report: &RunReport) -> String {
         ram,
         stack,
         stack_static,
+        heap,
         kat_insns,
         kat_cycles,
         kat_stack,
+        kat_heap,
         region_calls,
         region_insns,
         region_cycles,

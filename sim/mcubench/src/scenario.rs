@@ -158,6 +158,8 @@ pub struct Regressions {
     pub flash: Option<Limit>,
     pub ram: Option<Limit>,
     pub stack: Option<Limit>,
+    /// Whole-run heap peak and heap per KAT operation (firmware that reports its heap).
+    pub heap: Option<Limit>,
     /// Per KAT operation.
     pub instructions: Option<Limit>,
     /// Per KAT operation (estimated cycles).
@@ -170,6 +172,7 @@ impl Regressions {
             flash: over.flash.or(self.flash),
             ram: over.ram.or(self.ram),
             stack: over.stack.or(self.stack),
+            heap: over.heap.or(self.heap),
             instructions: over.instructions.or(self.instructions),
             cycles: over.cycles.or(self.cycles),
         }

@@ -20,12 +20,16 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-fn heap_cell() -> (CellReport, String) {
+fn heap_run() -> RunReport {
     let yaml = format!(
         "name: heap\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\n",
         common::c_firmware("heap-test").display()
     );
-    let report = common::run(&common::scenario(&yaml));
+    common::run(&common::scenario(&yaml))
+}
+
+fn heap_cell() -> (CellReport, String) {
+    let report = heap_run();
     let table = report.to_table();
     (common::only_cell(report), table)
 }
@@ -144,6 +148,28 @@ fn diff_shows_heap_when_both_reports_have_it() {
         let delta = deltas.iter().find(|x| x["metric"] == metric).unwrap_or_else(|| panic!("no {metric} delta: {d}"));
         assert_eq!(delta["change"], 1000, "{delta}");
     }
+
+    // With `regressions: { heap: 512 B }` both growths are regressions: exit 4.
+    let limits = dir.path().join("limits.yaml");
+    std::fs::write(
+        &limits,
+        "name: heap-test\nfirmware: { elf: x.elf }\nboards: [mps2-an386]\nregressions: { heap: 512 B }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("x.elf"), b"").unwrap();
+    let out = common::mcubench()
+        .args(["diff", "--format", "json", "--scenario"])
+        .arg(&limits)
+        .arg(&base_path)
+        .arg(&head)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for metric in ["heap", "heap heap/3000"] {
+        let delta = d["deltas"].as_array().unwrap().iter().find(|x| x["metric"] == metric).unwrap();
+        assert!(delta["regression"].is_string(), "{metric} not a regression: {delta}");
+    }
 }
 
 #[test]
@@ -167,4 +193,29 @@ fn rust_tracking_heap_reports_exact_requested_bytes() {
         assert_eq!(kat_heap(cell, "heap/held-500-take-4000"), Some(4000), "{at}");
         assert_eq!(cell.heap_peak, Some(4500), "{at}");
     }
+}
+
+#[test]
+fn heap_is_in_the_markdown_summary_and_the_openmetrics_only_when_reported() {
+    let report = heap_run();
+    let peak = report.cells[0].heap_peak.expect("heap reported");
+    let markdown = mcubench::markdown::to_markdown(&report, None);
+    assert!(markdown.contains("| stack B | heap B | budget |"), "{markdown}");
+    assert!(markdown.contains(&format!(" | {peak} | ")), "{markdown}");
+    let metrics = mcubench::openmetrics::to_openmetrics(&report);
+    assert!(
+        metrics.contains(&format!(
+            "mcubench_heap_peak_bytes{{scenario=\"heap\",board=\"mps2-an386\",profile=\"prebuilt\"}} {peak}\n"
+        )),
+        "{metrics}"
+    );
+    let kat_heap = |id: &str| {
+        metrics.lines().any(|l| l.starts_with("mcubench_kat_heap_bytes{") && l.contains(&format!("kat=\"{id}\"")))
+    };
+    // The operation before the first malloc has no heap figure; the 3000 B one has.
+    assert!(kat_heap("heap/3000") && !kat_heap("heap/none"), "{metrics}");
+    // A firmware without heap: neither has it.
+    let failing = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
+    assert!(!mcubench::markdown::to_markdown(&failing, None).contains("heap B"));
+    assert!(!mcubench::openmetrics::to_openmetrics(&failing).contains("heap"));
 }
