@@ -341,20 +341,12 @@ impl RunReport {
                     self.tick_resolutions()
                 );
             }
-            let mut header = vec!["KAT".to_string()];
-            header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
-            let mut rows = vec![header];
-            for &id in &ids {
-                let mut row = vec![id.to_string()];
-                for c in &self.cells {
-                    row.push(c.kats.iter().find(|k| k.id == id).map_or("-".into(), |k| match k.instructions_source {
-                        CountSource::Plugin => k.instructions.to_string(),
-                        CountSource::Systick => format!("~{}", k.instructions),
-                    }));
-                }
-                rows.push(row);
-            }
-            out.push_str(&render(&rows, 1));
+            out.push_str(&self.kat_matrix(&ids, |k| {
+                Some(match k.instructions_source {
+                    CountSource::Plugin => k.instructions.to_string(),
+                    CountSource::Systick => format!("~{}", k.instructions),
+                })
+            }));
             out.push_str(&self.cycles_table(&ids));
             out.push_str(&self.heap_table(&ids));
         }
@@ -423,19 +415,7 @@ impl RunReport {
         for (board, model) in models {
             let _ = writeln!(out, "  {board}: {model}");
         }
-        let mut header = vec!["KAT".to_string()];
-        header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
-        let mut rows = vec![header];
-        for id in ids {
-            let mut row = vec![id.to_string()];
-            for c in &self.cells {
-                row.push(
-                    c.kats.iter().find(|k| k.id == *id).and_then(|k| k.cycles).map_or("-".into(), |n| n.to_string()),
-                );
-            }
-            rows.push(row);
-        }
-        out.push_str(&render(&rows, 1));
+        out.push_str(&self.kat_matrix(ids, |k| k.cycles.map(|n| n.to_string())));
         out
     }
 
@@ -447,20 +427,24 @@ impl RunReport {
             return out;
         }
         let _ = writeln!(out, "\nheap B per KAT operation (taken above the heap in use at its start; sbrk break)");
+        out.push_str(&self.kat_matrix(ids, |k| k.heap.map(|n| n.to_string())));
+        out
+    }
+
+    /// One row per KAT id, one column per cell: `value` of that cell's KAT, `-` where the cell
+    /// has no such KAT or no value.
+    fn kat_matrix(&self, ids: &[&str], value: impl Fn(&KatReport) -> Option<String>) -> String {
         let mut header = vec!["KAT".to_string()];
         header.extend(self.cells.iter().map(|c| format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile)));
         let mut rows = vec![header];
-        for id in ids {
+        for &id in ids {
             let mut row = vec![id.to_string()];
             for c in &self.cells {
-                row.push(
-                    c.kats.iter().find(|k| k.id == *id).and_then(|k| k.heap).map_or("-".into(), |n| n.to_string()),
-                );
+                row.push(c.kats.iter().find(|k| k.id == id).and_then(&value).unwrap_or_else(|| "-".into()));
             }
             rows.push(row);
         }
-        out.push_str(&render(&rows, 1));
-        out
+        render(&rows, 1)
     }
 
     fn tick_resolutions(&self) -> String {
