@@ -70,6 +70,12 @@ pub struct FunctionMap {
     has_mapping_symbols: bool,
 }
 
+/// A 64-bit address or size from the ELF as a 32-bit one, saturating: a value past 4 GiB (a
+/// section that runs off the address space, a corrupt symbol) must not wrap to a small one.
+fn address32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 impl FunctionMap {
     /// Collect the functions of `image`.
     pub fn new(image: &ElfImage) -> FunctionMap {
@@ -88,7 +94,12 @@ impl FunctionMap {
                 .iter()
                 .find(|n| n.section_index == m.section_index && n.kind != MappingKind::Data)
                 .map_or(section.vma + section.size, |n| n.address);
-            data.push(DataRange { start: m.address as u32, end: next as u32 });
+            // Only real ranges: a `$d` outside its own section (or a section running past 4 GiB)
+            // would give an empty or inverted one, which lookups cannot skip.
+            let (start, end) = (address32(m.address), address32(next));
+            if start < end {
+                data.push(DataRange { start, end });
+            }
         }
         data.sort_by_key(|d| d.start);
 
@@ -98,7 +109,7 @@ impl FunctionMap {
             if s.kind != SymbolKind::Function || exec(s.section_index).is_none() {
                 continue;
             }
-            groups.entry(s.address as u32).or_default().push(s);
+            groups.entry(address32(s.address)).or_default().push(s);
         }
         let starts: Vec<u32> = groups.keys().copied().collect();
         let mut functions = Vec::with_capacity(groups.len());
@@ -112,8 +123,8 @@ impl FunctionMap {
             let primary = syms[0];
             let section_index = primary.section_index.unwrap_or(0);
             let section = &sections[section_index];
-            let section_end = (section.vma + section.size) as u32;
-            let size = syms.iter().map(|s| s.size).max().unwrap_or(0) as u32;
+            let section_end = address32(section.vma.saturating_add(section.size));
+            let size = address32(syms.iter().map(|s| s.size).max().unwrap_or(0));
             let (end, sized) = if size > 0 {
                 (start.saturating_add(size).min(section_end), true)
             } else {

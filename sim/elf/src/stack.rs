@@ -761,7 +761,8 @@ fn decode_function(
                 errors.insert(addr, format!("0x{addr:08x}: no loaded bytes"));
             }
         }
-        addr = chunk_end;
+        // Progress even if a data range were empty (FunctionMap keeps none): input is untrusted.
+        addr = chunk_end.max(addr.saturating_add(2));
     }
     (insns, errors)
 }
