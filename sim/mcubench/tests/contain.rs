@@ -307,3 +307,24 @@ fn firmware_reaches_no_network() {
     assert!(native.stdout.contains(&format!("syn r={port}\n")), "{}", native.stdout);
     assert!(!connected(Duration::from_secs(1)), "the firmware reached the host's loopback");
 }
+
+/// A QEMU that never starts the guest (here a stand-in that only sleeps, so no QMP greeting
+/// comes) is a setup error that says so, not a firmware timeout.
+#[test]
+fn a_qemu_that_never_starts_the_guest_is_a_setup_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("qemu-system-arm");
+    std::fs::write(&fake, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let elf = common::c_firmware("kat-crc32");
+    let timeout = Duration::from_secs(2);
+    let started = Instant::now();
+    let run = contain::run_contained_with(&fake, board(), &elf, timeout, None).unwrap();
+    assert!(started.elapsed() < timeout + Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(run.end, ProcessEnd::TimedOut);
+    assert!(run.events.is_empty(), "{:?}", run.events);
+    let verdict = contain::judge(&run, Transcript::parse(&run.stdout).as_ref(), 2.0, &|pc| format!("{pc:x}"));
+    assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
+    assert!(verdict.message.contains("QEMU never started the guest"), "{}", verdict.message);
+}
