@@ -112,6 +112,15 @@ pub struct Measured {
     pub heap: Option<u64>,
 }
 
+/// Unmeasured is `unknown`, never a pass.
+fn status(limit: u64, actual: Option<u64>) -> BudgetStatus {
+    match actual {
+        None => BudgetStatus::Unknown,
+        Some(a) if a <= limit => BudgetStatus::Ok,
+        Some(_) => BudgetStatus::Exceeded,
+    }
+}
+
 pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
     [
         (Metric::Flash, budgets.flash, measured.flash),
@@ -123,12 +132,7 @@ pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
     .into_iter()
     .filter_map(|(metric, limit, actual)| {
         let limit = limit?.0;
-        let status = match actual {
-            None => BudgetStatus::Unknown,
-            Some(a) if a <= limit => BudgetStatus::Ok,
-            Some(_) => BudgetStatus::Exceeded,
-        };
-        Some(BudgetCheck { metric, subject: None, limit, actual, status })
+        Some(BudgetCheck { metric, subject: None, limit, actual, status: status(limit, actual) })
     })
     .collect()
 }
@@ -144,12 +148,7 @@ pub fn check_regions(budgets: &RegionBudgets, lookup: &dyn Fn(&str) -> Option<Co
     for (metric, limits) in [(Metric::Cycles, &budgets.cycles), (Metric::Instructions, &budgets.instructions)] {
         for (name, &limit) in limits {
             let actual = lookup(name).and_then(|(c, i)| if metric == Metric::Cycles { c } else { i });
-            let status = match actual {
-                None => BudgetStatus::Unknown,
-                Some(a) if a <= limit => BudgetStatus::Ok,
-                Some(_) => BudgetStatus::Exceeded,
-            };
-            out.push(BudgetCheck { metric, subject: Some(name.clone()), limit, actual, status });
+            out.push(BudgetCheck { metric, subject: Some(name.clone()), limit, actual, status: status(limit, actual) });
         }
     }
     out
