@@ -30,7 +30,7 @@ fn main() {
         let stdout = if contained {
             let run = contain::run_contained_plugin(board(), &elf, timeout, Some(&option)).unwrap();
             assert!(run.events.is_empty(), "{:?}", run.events);
-            run.stdout
+            run.run.stdout
         } else {
             qemu::run_plugin(board(), &elf, timeout, Some(&option)).unwrap().stdout
         };

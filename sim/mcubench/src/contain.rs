@@ -85,16 +85,12 @@ impl fmt::Display for SemihostingEvent {
     }
 }
 
-/// What happened in a contained run: [`QemuRun`]'s fields plus what the firmware attempted.
+/// What happened in a contained run: the [`QemuRun`] plus what the firmware attempted.
 #[derive(Debug, Clone)]
 pub struct ContainedRun {
-    pub end: ProcessEnd,
-    /// QEMU's stdout: semihosting console output (the protocol's records and the firmware's
-    /// log), UART output and the monitor under `-nographic`.
-    pub stdout: String,
-    /// QEMU's stderr: SYS_WRITEC/SYS_WRITE0 output, QEMU's errors, the lockup register dump.
-    pub stderr: String,
-    pub command: String,
+    /// QEMU's end and output, as the uncontained runner describes them (stdout: semihosting
+    /// console, UART and monitor; stderr: SYS_WRITEC/SYS_WRITE0, QEMU's errors).
+    pub run: QemuRun,
     /// Refused host accesses, in order (at most [`MAX_EVENTS`]).
     pub events: Vec<SemihostingEvent>,
     /// Refused accesses beyond [`MAX_EVENTS`], counted only.
@@ -102,18 +98,6 @@ pub struct ContainedRun {
     /// Why QEMU never started the guest, when it stayed alive without doing so (a QMP failure);
     /// `None` when the guest started or QEMU ended by itself first (its stderr says why).
     pub start_error: Option<String>,
-}
-
-impl ContainedRun {
-    /// The same run as [`crate::qemu`] would describe it, for [`crate::verdict::judge`] and the report.
-    pub fn as_qemu_run(&self) -> QemuRun {
-        QemuRun {
-            end: self.end.clone(),
-            stdout: self.stdout.clone(),
-            stderr: self.stderr.clone(),
-            command: self.command.clone(),
-        }
-    }
 }
 
 /// The QEMU command line for a contained run: [`qemu::command_line_with`] with the CPU held at
@@ -227,15 +211,7 @@ pub fn run_contained_with(
         (Err(e), false, ProcessEnd::TimedOut) => Some(e),
         _ => None,
     };
-    Ok(ContainedRun {
-        end: run.end,
-        stdout: run.stdout,
-        stderr: run.stderr,
-        command: run.command,
-        events: refusals.events,
-        events_dropped: refusals.dropped,
-        start_error,
-    })
+    Ok(ContainedRun { run, events: refusals.events, events_dropped: refusals.dropped, start_error })
 }
 
 /// The verdict for a contained run: [`crate::verdict::judge`], except that any refused host
@@ -249,10 +225,10 @@ pub fn judge(
     if let Some(e) = &run.start_error {
         return Verdict {
             outcome: Outcome::SetupError,
-            message: format!("QEMU never started the guest ({e}); QEMU: {}", run.command),
+            message: format!("QEMU never started the guest ({e}); QEMU: {}", run.run.command),
         };
     }
-    let base = crate::verdict::judge(&run.as_qemu_run(), transcript, timeout_secs, symbolize);
+    let base = crate::verdict::judge(&run.run, transcript, timeout_secs, symbolize);
     if run.events.is_empty() {
         return base;
     }

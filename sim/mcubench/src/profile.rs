@@ -74,7 +74,7 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
             let events: Vec<String> = run.events.iter().map(|e| e.to_string()).collect();
             return Err(format!("{}; no profile", events.join("; ")));
         }
-        run.as_qemu_run()
+        run.run
     } else {
         qemu::run_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?
     };

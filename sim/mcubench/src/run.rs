@@ -309,14 +309,11 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     // Contained: semihosting's host file access and commands are refused and reported; see
     // contain.rs. Uncontained (trusted firmware): QEMU serves them from the host.
     let outcome = if contained {
-        contain::run_contained_plugin(board, elf, scenario.timeout, option.as_deref()).map(|c| {
-            let run = c.as_qemu_run();
-            (run, Some(c))
-        })
+        contain::run_contained_plugin(board, elf, scenario.timeout, option.as_deref()).map(|c| (None, Some(c)))
     } else {
-        qemu::run_plugin(board, elf, scenario.timeout, option.as_deref()).map(|run| (run, None))
+        qemu::run_plugin(board, elf, scenario.timeout, option.as_deref()).map(|run| (Some(run), None))
     };
-    let (run, contained_run) = match outcome {
+    let (native_run, contained_run) = match outcome {
         Ok(pair) => pair,
         Err(e) => {
             report.verdict = setup_error(e.to_string());
@@ -324,6 +321,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
             return report;
         }
     };
+    let run = contained_run.as_ref().map(|c| &c.run).or(native_run.as_ref()).expect("one of the runners ran");
     let results = so.is_some().then(|| PluginResults::read(&results_file));
     drop(scratch);
 
@@ -334,7 +332,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     };
     report.verdict = match &contained_run {
         Some(c) => contain::judge(c, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
-        None => verdict::judge(&run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
+        None => verdict::judge(run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
     };
     if let Some(vectors) = &scenario.vectors {
         report.verdict = verdict::check_vectors(report.verdict.clone(), transcript.as_ref(), vectors);

@@ -48,7 +48,7 @@ fn run(elf: &Path, timeout: Duration) -> Outcome3 {
     let run = contain::run_contained(board(), elf, timeout).unwrap();
     let elapsed = started.elapsed();
     println!("{}: {elapsed:?}", elf.file_name().unwrap().display());
-    let transcript = Transcript::parse(&run.stdout);
+    let transcript = Transcript::parse(&run.run.stdout);
     let verdict = contain::judge(&run, transcript.as_ref(), timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
     assert!(elapsed <= timeout + Duration::from_secs(5), "took {elapsed:?} (timeout {timeout:?}): {}", verdict.message);
     assert!(run.start_error.is_none(), "{:?}", run.start_error);
@@ -68,8 +68,8 @@ fn sys_system_is_refused_and_recorded() {
     assert_eq!(r.run.events.len(), 1, "{:?}", r.run.events);
     // The firmware saw the call fail (the shell could not start: exit status 127) and went on to
     // write its (unearned) end record.
-    assert!(r.run.stdout.contains(&format!("system r={}\n", 127 << 8)), "{}", r.run.stdout);
-    assert_eq!(r.run.end, ProcessEnd::Exited(0));
+    assert!(r.run.run.stdout.contains(&format!("system r={}\n", 127 << 8)), "{}", r.run.run.stdout);
+    assert_eq!(r.run.run.end, ProcessEnd::Exited(0));
 }
 
 #[test]
@@ -80,13 +80,13 @@ fn a_host_file_is_not_read() {
     std::fs::write(&secret, &token).unwrap();
     for path in [secret.clone(), PathBuf::from("/etc/hostname")] {
         let r = run(&hostile("read", Some(path.to_str().unwrap()), dir.path()), TIMEOUT);
-        assert!(!r.run.stdout.contains(&token), "{}", r.run.stdout);
+        assert!(!r.run.run.stdout.contains(&token), "{}", r.run.run.stdout);
         if let Ok(host) = std::fs::read_to_string("/etc/hostname")
             && !host.trim().is_empty()
         {
-            assert!(!r.run.stdout.contains("read: "), "{}", r.run.stdout);
+            assert!(!r.run.run.stdout.contains("read: "), "{}", r.run.run.stdout);
         }
-        assert!(r.run.stdout.contains("open r=4294967295"), "{}", r.run.stdout);
+        assert!(r.run.run.stdout.contains("open r=4294967295"), "{}", r.run.run.stdout);
         assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
         let expected = format!("SYS_OPEN(`{}`, read): refused (EACCES)", path.display());
         assert!(r.verdict.message.contains(&expected), "{}", r.verdict.message);
@@ -124,7 +124,7 @@ fn a_silent_hang_times_out() {
     let timeout = Duration::from_secs(2);
     let r = run(&hostile("silent-hang", None, dir.path()), timeout);
     assert_eq!(r.verdict.outcome, Outcome::Timeout, "{}", r.verdict.message);
-    assert!(r.run.stdout.is_empty());
+    assert!(r.run.run.stdout.is_empty());
     assert!(r.elapsed < timeout + Duration::from_secs(1), "{:?}", r.elapsed);
 }
 
@@ -151,7 +151,7 @@ fn a_reset_and_an_exit_without_end_record_are_no_verdict() {
     for name in ["reset", "exit0"] {
         let r = run(&hostile(name, None, dir.path()), TIMEOUT);
         // QEMU exits 0 in both cases (-no-reboot turns the reset into an exit).
-        assert_eq!(r.run.end, ProcessEnd::Exited(0), "{name}");
+        assert_eq!(r.run.run.end, ProcessEnd::Exited(0), "{name}");
         assert_eq!(r.verdict.outcome, Outcome::NoVerdict, "{name}: {}", r.verdict.message);
     }
 }
@@ -169,8 +169,8 @@ fn a_flood_of_output_is_cut_and_stopped_fast() {
     let dir = tempfile::tempdir().unwrap();
     // 1 GiB in 4 KiB writes.
     let r = run(&hostile("flood", None, dir.path()), Duration::from_secs(20));
-    assert_eq!(r.run.end, ProcessEnd::OutputLimit);
-    assert_eq!(r.run.stdout.len(), OUTPUT_LIMIT);
+    assert_eq!(r.run.run.end, ProcessEnd::OutputLimit);
+    assert_eq!(r.run.run.stdout.len(), OUTPUT_LIMIT);
     assert_eq!(r.verdict.outcome, Outcome::Fail, "{}", r.verdict.message);
     assert!(r.verdict.message.contains("wrote more than 4 MiB"), "{}", r.verdict.message);
     assert!(r.elapsed < Duration::from_secs(5), "stopped after {:?}", r.elapsed);
@@ -182,9 +182,9 @@ fn one_huge_write_is_refused_by_qemu() {
     // One SYS_WRITE of 2 GiB from address 0: QEMU cannot map that much guest memory, writes
     // nothing and returns the count not written (the firmware then ends normally).
     let r = run(&hostile("big-write", None, dir.path()), Duration::from_secs(20));
-    println!("{}", r.run.stdout);
-    assert!(r.run.stdout.len() < 4096, "{}", r.run.stdout.len());
-    assert!(r.run.stdout.contains(&format!("write r={}\n", 0x8000_0000u32)), "{}", r.run.stdout);
+    println!("{}", r.run.run.stdout);
+    assert!(r.run.run.stdout.len() < 4096, "{}", r.run.run.stdout.len());
+    assert!(r.run.run.stdout.contains(&format!("write r={}\n", 0x8000_0000u32)), "{}", r.run.run.stdout);
     assert!(r.elapsed < Duration::from_secs(10), "stopped after {:?}", r.elapsed);
 }
 
@@ -197,10 +197,10 @@ fn console_calls_are_served_without_events() {
     // With stdout a pipe: not a tty, length 0, no seek. (SYS_READC is not probed: it waits for
     // console input forever, and the run times out. SYS_TIME is host time: QEMU answers it.)
     for line in ["istty r=0\n", "flen r=0\n", "seek r=4294967295\n"] {
-        assert!(r.run.stdout.contains(line), "{line:?} in {}", r.run.stdout);
+        assert!(r.run.run.stdout.contains(line), "{line:?} in {}", r.run.run.stdout);
     }
     // SYS_WRITEC and SYS_WRITE0 go to stderr, as natively.
-    assert!(r.run.stderr.starts_with("Cwrite0\n"), "{}", r.run.stderr);
+    assert!(r.run.run.stderr.starts_with("Cwrite0\n"), "{}", r.run.run.stderr);
 }
 
 /// The contained runner counts what the native one does, byte for byte: SysTick ticks, the
@@ -230,16 +230,16 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
         };
         let native = qemu::run_plugin(board, &elf, timeout, Some(&option("native"))).unwrap();
         let contained = contain::run_contained_plugin(board, &elf, timeout, Some(&option("contained"))).unwrap();
-        let (n, c) = (Transcript::parse(&native.stdout).unwrap(), Transcript::parse(&contained.stdout).unwrap());
+        let (n, c) = (Transcript::parse(&native.stdout).unwrap(), Transcript::parse(&contained.run.stdout).unwrap());
         let kats = |t: &Transcript| t.kats().map(|k| (k.id.clone(), k.out.clone(), k.region)).collect::<Vec<_>>();
         assert!(!kats(&n).is_empty(), "{}", native.stdout);
         assert_eq!(kats(&n), kats(&c), "{}", elf.display());
-        assert_eq!(native.stdout, contained.stdout, "{}", elf.display());
+        assert_eq!(native.stdout, contained.run.stdout, "{}", elf.display());
         let results = |name: &str| std::fs::read_to_string(out(name)).unwrap();
         assert_eq!(results("native"), results("contained"), "{}", elf.display());
         let v = contain::judge(&contained, Ok(&c), 30.0, &|pc| format!("{pc:x}"));
         assert_eq!(v.outcome, Outcome::Pass, "{}", v.message);
-        assert_eq!(contained.end, native.end);
+        assert_eq!(contained.run.end, native.end);
         assert!(contained.events.is_empty());
     }
 }
@@ -256,7 +256,7 @@ fn the_plugin_runs_inside_the_sandbox() {
     let elf = common::c_firmware("kat-crc32");
     let option = mcubench::plugin::plugin_option(&so, &out, None);
     let run = contain::run_contained_plugin(board(), &elf, TIMEOUT, Some(&option)).unwrap();
-    assert_eq!(run.end, ProcessEnd::Exited(0), "{}", run.stderr);
+    assert_eq!(run.run.end, ProcessEnd::Exited(0), "{}", run.run.stderr);
     let results = mcubench::plugin::PluginResults::read(&out).unwrap();
     assert!(results.errors.is_empty(), "{:?}", results.errors);
 }
@@ -302,7 +302,7 @@ fn firmware_reaches_no_network() {
 
     // mcubench's runners: no connection, and the firmware ran to its end.
     let r = run(&elf, TIMEOUT);
-    assert!(r.run.stdout.contains(&format!("syn r={port}\n")), "{}", r.run.stdout);
+    assert!(r.run.run.stdout.contains(&format!("syn r={port}\n")), "{}", r.run.run.stdout);
     let native = qemu::run(board(), &elf, TIMEOUT).unwrap();
     assert!(native.stdout.contains(&format!("syn r={port}\n")), "{}", native.stdout);
     assert!(!connected(Duration::from_secs(1)), "the firmware reached the host's loopback");
@@ -322,9 +322,9 @@ fn a_qemu_that_never_starts_the_guest_is_a_setup_error() {
     let started = Instant::now();
     let run = contain::run_contained_with(&fake, board(), &elf, timeout, None).unwrap();
     assert!(started.elapsed() < timeout + Duration::from_secs(5), "{:?}", started.elapsed());
-    assert_eq!(run.end, ProcessEnd::TimedOut);
+    assert_eq!(run.run.end, ProcessEnd::TimedOut);
     assert!(run.events.is_empty(), "{:?}", run.events);
-    let verdict = contain::judge(&run, Transcript::parse(&run.stdout).as_ref(), 2.0, &|pc| format!("{pc:x}"));
+    let verdict = contain::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), 2.0, &|pc| format!("{pc:x}"));
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
     assert!(verdict.message.contains("QEMU never started the guest"), "{}", verdict.message);
 }
