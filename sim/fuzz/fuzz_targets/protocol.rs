@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcubench::protocol::Transcript;
-use mcubench::qemu::{ProcessEnd, QemuRun};
-use mcubench::vectors::Vectors;
-use mcubench::verdict::{self, Outcome};
+use mcubench::judge::protocol::Transcript;
+use mcubench::exec::qemu::{ProcessEnd, QemuRun};
+use mcubench::config::vectors::Vectors;
+use mcubench::judge::verdict::{self, Outcome};
 
 fn vectors() -> &'static Vectors {
     static V: OnceLock<Vectors> = OnceLock::new();

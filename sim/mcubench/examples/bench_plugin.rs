@@ -16,9 +16,9 @@
 use std::time::{Duration, Instant};
 
 use mcubench::build::{self, CargoFirmware};
-use mcubench::plugin::{self, Markers, PluginResults};
-use mcubench::protocol::Transcript;
-use mcubench::qemu::{self, ProcessEnd};
+use mcubench::exec::plugin::{self, Markers, PluginResults};
+use mcubench::judge::protocol::Transcript;
+use mcubench::exec::qemu::{self, ProcessEnd};
 use mcubench::{Board, Scenario};
 use mcubench_elf::ElfImage;
 
@@ -32,7 +32,7 @@ fn main() {
     .unwrap();
     let board: &Board = scenario.boards[0];
     let profile = &scenario.profiles[0];
-    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
     eprintln!("building firmware/bench for {} and the plugin ...", board.name);
     let root = build::target_directory(package_dir).unwrap();
     let elf = build::build(&CargoFirmware { package_dir, bin, features }, &root, board, profile).unwrap();

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mcubench::{Board, contain, qemu};
+use mcubench::Board;
+use mcubench::exec::{contain, qemu};
 
 fn board() -> &'static Board {
     Board::find("mps2-an386").expect("known board")
@@ -17,15 +18,15 @@ fn main() {
     let elf = PathBuf::from(args.next().expect("usage: contain_measure ELF [RUNS] (an mps2-an386 ELF)"));
     let runs: u32 = args.next().map_or(10, |v| v.parse().expect("RUNS is a number"));
     let timeout = Duration::from_secs(60);
-    let so = mcubench::plugin::locate().unwrap().expect("plugin");
+    let so = mcubench::exec::plugin::locate().unwrap().expect("plugin");
     let image = mcubench_elf::ElfImage::read(&elf).unwrap();
-    let markers = mcubench::plugin::Markers::find(&image).unwrap();
+    let markers = mcubench::exec::plugin::Markers::find(&image).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // One run: (stdout, plugin results, wall time).
     let once = |name: String, contained: bool| {
         let out = dir.path().join(name);
         let core = Some(mcubench_timing::Core::CortexM4);
-        let option = mcubench::plugin::plugin_option_with(&so, &out, markers.as_ref(), core, None);
+        let option = mcubench::exec::plugin::plugin_option_with(&so, &out, markers.as_ref(), core, None);
         let started = Instant::now();
         let stdout = if contained {
             let run = contain::run_contained_plugin(board(), &elf, timeout, Some(&option)).unwrap();

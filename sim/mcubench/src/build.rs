@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::board::Board;
-use crate::scenario::Profile;
+use crate::config::board::Board;
+use crate::config::scenario::Profile;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -146,7 +146,7 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Budgets;
+    use crate::config::scenario::Budgets;
 
     #[test]
     fn profile_becomes_config_overrides_with_quoted_triples() {

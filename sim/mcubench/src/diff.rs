@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::gate::BudgetStatus;
 use crate::report::{CellReport, RunReport};
-use crate::scenario::{Limit, Regressions};
-use crate::verdict::Outcome;
+use crate::config::scenario::{Limit, Regressions};
+use crate::judge::verdict::Outcome;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
@@ -57,7 +57,7 @@ pub fn load_reports(path: &Path) -> Result<Vec<RunReport>, DiffError> {
 type Key = (String, String, String);
 
 /// A top-symbol list shorter than this held every symbol of its kind, so absence means absence.
-const TOP_SYMBOLS_FLOOR_MIN: usize = crate::run::TOP_SYMBOLS;
+const TOP_SYMBOLS_FLOOR_MIN: usize = crate::pipeline::TOP_SYMBOLS;
 
 fn index<'a>(path: &Path, reports: &'a [RunReport]) -> Result<BTreeMap<Key, &'a CellReport>, DiffError> {
     let mut cells = BTreeMap::new();

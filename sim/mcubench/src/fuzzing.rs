@@ -5,7 +5,7 @@ use std::path::Path;
 
 use mcubench_elf::{ElfImage, MemoryReport};
 
-use crate::board::BOARDS;
+use crate::config::board::BOARDS;
 
 /// Any bytes as an ELF: parsing, the memory report and the static stack analysis must never
 /// panic and always end (errors are values). The board (core: instruction set, FPU) is picked
@@ -20,7 +20,7 @@ pub fn exercise_elf(data: &[u8]) {
     for addr in [0, 1, 0x100, 0x2000_0000, u64::from(u32::MAX), u64::MAX] {
         let _ = image.symbolize(addr);
     }
-    if let Ok((report, _)) = crate::stack::analyze(&image, board, None) {
+    if let Ok((report, _)) = crate::analyze::stack::analyze(&image, board, None) {
         let _ = report.to_text(&["main"]);
         let _ = report.view(&["main", "Reset"]);
     }

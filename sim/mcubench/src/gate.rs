@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{Budgets, RegionBudgets};
+use crate::config::scenario::{Budgets, RegionBudgets};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -157,7 +157,7 @@ pub fn check_regions(budgets: &RegionBudgets, lookup: &dyn Fn(&str) -> Option<Co
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Bytes;
+    use crate::config::scenario::Bytes;
 
     #[test]
     fn limits_are_inclusive_and_unmeasured_is_unknown() {

@@ -1,34 +1,43 @@
 //! mcubench: runs Cortex-M firmware under QEMU and reports known-answer-test results, instruction
-//! counts, flash/RAM/stack per build profile, and budget violations.
+//! counts and cycle estimates, flash/RAM/stack per build profile, and budget violations.
 //!
-//! Modules follow the data flow: [`scenario`] → [`build`] → [`qemu`] (run) → [`protocol`] and
-//! [`verdict`] (judge) → [`report`] → [`gate`]; [`run`] drives them for a whole scenario.
-//! [`plugin`] finds or builds the QEMU TCG plugin that makes instruction counts exact.
+//! The modules follow the data flow of a run:
+//!
+//! ```text
+//! config ──► build ──► exec ──► judge ──► analyze ──► report ──► gate
+//! (scenario, (cargo)   (QEMU,   (protocol, (memory,    (model,     (budgets)
+//!  boards,              plugin,  verdict)   static      formats)
+//!  vectors)             contain)            stack)
+//! ```
+//!
+//! - [`config`]: scenario files, boards, sizes and durations, budgets, KAT vectors.
+//! - [`build`]: builds a scenario's firmware for a board × profile.
+//! - [`exec`]: runs an ELF under QEMU (contained or not) with the TCG plugin.
+//! - [`judge`]: the firmware's result records and the run's verdict.
+//! - [`analyze`]: what the ELF shows without running it (static stack bound, toolchain).
+//! - [`report`]: the report model and its formats (table, JSON, Markdown, JUnit, OpenMetrics).
+//! - [`gate`]: budgets and regression limits against the measurements.
+//! - [`pipeline`] drives these stages for every cell of a scenario's matrix; [`shard`] picks a
+//!   slice of that matrix; [`diff`] compares two reports; [`profile`] runs one cell for a flame
+//!   graph.
+//!
+//! The `mcubench` binary (`cli`) is a thin layer over this library.
 
-pub mod board;
-pub mod budget_check;
+pub mod analyze;
 pub mod build;
-pub mod contain;
+pub mod config;
 pub mod diff;
+pub mod exec;
 pub mod fuzzing;
 pub mod gate;
-pub mod junit;
-pub mod markdown;
-pub mod openmetrics;
-pub mod plugin;
+pub mod judge;
+pub mod pipeline;
 pub mod profile;
-pub mod protocol;
-pub mod qemu;
 pub mod report;
-pub mod run;
-pub mod scenario;
 pub mod shard;
-pub mod stack;
 pub mod stack_annotations;
-pub mod vectors;
-pub mod verdict;
 
-pub use board::{BOARDS, Board};
+pub use config::board::{BOARDS, Board};
+pub use config::scenario::Scenario;
+pub use pipeline::{RunOptions, run_scenario};
 pub use report::{RunReport, Status};
-pub use run::{RunOptions, run_scenario};
-pub use scenario::Scenario;

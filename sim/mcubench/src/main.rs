@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mcubench::diff::{self, DiffStatus};
 use mcubench::report::{RunReport, memory_table};
-use mcubench::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Regressions, Timeout};
+use mcubench::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Regressions, Timeout};
 use mcubench::shard::Shard;
 use mcubench::{Board, RunOptions, Scenario, Status, run_scenario};
 use mcubench_elf::{ElfImage, MemoryReport};
@@ -254,9 +254,9 @@ fn render(report: &RunReport, format: Format) -> String {
     match format {
         Format::Json => report.to_json(),
         Format::Table => report.to_table(),
-        Format::Markdown => mcubench::markdown::to_markdown(report, None),
-        Format::Junit => mcubench::junit::to_junit(report),
-        Format::Openmetrics => mcubench::openmetrics::to_openmetrics(report),
+        Format::Markdown => mcubench::report::markdown::to_markdown(report, None),
+        Format::Junit => mcubench::report::junit::to_junit(report),
+        Format::Openmetrics => mcubench::report::openmetrics::to_openmetrics(report),
     }
 }
 
@@ -295,8 +295,8 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
         }
         Command::Stack { elf, board: board_name, profile, functions, annotations, format } => {
             let names: Vec<&str> = functions.iter().map(String::as_str).collect();
-            if mcubench::stack::is_scenario_path(&elf) {
-                let cells = mcubench::stack::analyze_scenario(
+            if mcubench::analyze::stack::is_scenario_path(&elf) {
+                let cells = mcubench::analyze::stack::analyze_scenario(
                     &elf,
                     board_name.as_deref(),
                     profile.as_deref(),
@@ -315,10 +315,10 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 match format {
                     TextFormat::Json => println!(
                         "{}",
-                        serde_json::to_string_pretty(&mcubench::stack::cells_json(&cells, &names))
+                        serde_json::to_string_pretty(&mcubench::analyze::stack::cells_json(&cells, &names))
                             .expect("serializable")
                     ),
-                    TextFormat::Table => print(&mcubench::stack::cells_text(&cells, &names)),
+                    TextFormat::Table => print(&mcubench::analyze::stack::cells_text(&cells, &names)),
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -330,7 +330,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             let board = board(&board_name)?;
             let image = ElfImage::read(&elf)?;
             let (report, ignored) =
-                mcubench::stack::analyze(&image, board, annotations.as_deref()).map_err(InputError)?;
+                mcubench::analyze::stack::analyze(&image, board, annotations.as_deref()).map_err(InputError)?;
             if !ignored.is_empty() {
                 return Err(unknown_annotations(&ignored, 1));
             }
@@ -371,8 +371,8 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                             None => &s.profiles[0],
                         };
                         let elf = match &s.firmware {
-                            mcubench::scenario::Firmware::Elf { path } => path.clone(),
-                            mcubench::scenario::Firmware::Cargo { package_dir, bin, features } => {
+                            mcubench::config::scenario::Firmware::Elf { path } => path.clone(),
+                            mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } => {
                                 let root = mcubench::build::target_directory(package_dir)?;
                                 let fw = mcubench::build::CargoFirmware { package_dir, bin, features };
                                 mcubench::build::build(&fw, &root, board, p)?
@@ -416,7 +416,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 Format::Json => format!("{}\n", serde_json::to_string_pretty(&d).expect("serializable")),
                 Format::Markdown => {
                     let merged = RunReport::merge(head_reports).map_err(InputError)?;
-                    mcubench::markdown::to_markdown(&merged, Some(&d))
+                    mcubench::report::markdown::to_markdown(&merged, Some(&d))
                 }
                 Format::Junit | Format::Openmetrics => {
                     return Err(InputError("diff prints table, json or markdown".into()));
@@ -473,13 +473,13 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     }
                     let mut scenario = Scenario::for_elf(&elf, board(name)?, budgets, timeout);
                     if let Some(path) = &vectors {
-                        scenario.vectors = Some(mcubench::vectors::Vectors::load(path)?);
+                        scenario.vectors = Some(mcubench::config::vectors::Vectors::load(path)?);
                     }
                     scenario
                 }
                 _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
             };
-            if !boards.is_empty() && matches!(scenario.firmware, mcubench::scenario::Firmware::Cargo { .. }) {
+            if !boards.is_empty() && matches!(scenario.firmware, mcubench::config::scenario::Firmware::Cargo { .. }) {
                 for name in &boards {
                     if !scenario.boards.iter().any(|b| b.name == name) {
                         return Err(InputError(format!("--board {name}: the scenario has no such board")));
@@ -497,10 +497,10 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             }
             // Bad input before any work, so it exits 2 with no report written: an ELF that is not a
             // 32-bit little-endian ARM ELF, an impossible budget (see budget_check.rs).
-            if let mcubench::scenario::Firmware::Elf { path } = &scenario.firmware {
+            if let mcubench::config::scenario::Firmware::Elf { path } = &scenario.firmware {
                 ElfImage::read(path)?;
             }
-            for warning in mcubench::budget_check::check(&scenario).map_err(InputError)? {
+            for warning in mcubench::config::budgets::check(&scenario).map_err(InputError)? {
                 eprintln!("mcubench: warning: {warning}");
             }
             // Bars and colours only for a person at a terminal: never in CI logs or pipes.
@@ -539,13 +539,13 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 write_atomically(path, &report.to_json())?;
             }
             if let Some(path) = &junit_output {
-                write_atomically(path, &mcubench::junit::to_junit(&report))?;
+                write_atomically(path, &mcubench::report::junit::to_junit(&report))?;
             }
             if let Some(path) = &markdown_output {
-                append(path, &mcubench::markdown::to_markdown(&report, None))?;
+                append(path, &mcubench::report::markdown::to_markdown(&report, None))?;
             }
             if let Some(path) = &metrics_output {
-                write_atomically(path, &mcubench::openmetrics::to_openmetrics(&report))?;
+                write_atomically(path, &mcubench::report::openmetrics::to_openmetrics(&report))?;
             }
             print(&match format {
                 Format::Table => report.to_table_colored(color),

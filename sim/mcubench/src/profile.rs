@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use mcubench_elf::ElfImage;
 
-use crate::board::Board;
-use crate::contain;
-use crate::plugin::{self, Markers, PluginResults};
-use crate::qemu::{self, ProcessEnd};
+use crate::config::board::Board;
+use crate::exec::contain;
+use crate::exec::plugin::{self, Markers, PluginResults};
+use crate::exec::qemu::{self, ProcessEnd};
 
 /// One function's share of a run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -47,7 +47,7 @@ pub struct Profile {
 
 /// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. The run
 /// must end (any exit code: a failing firmware can be profiled too, but a timeout is an error).
-/// `contained`: see [`crate::contain`]; a firmware that tried to reach the host gets no profile.
+/// `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host gets no profile.
 pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, String> {
     let so = plugin::locate()?.ok_or_else(|| format!("profiling needs the QEMU plugin; unset {}", plugin::ENV))?;
     let image = ElfImage::read(elf).map_err(|e| e.to_string())?;

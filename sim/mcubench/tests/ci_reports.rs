@@ -163,7 +163,7 @@ fn junit_is_valid_junit_for_a_real_parser() {
     let report = report_of(&common::c_firmware("kat-crc32"), &dir.path().join("a"), &[]);
     let report = RunReport::from_json(&std::fs::read_to_string(report).unwrap()).unwrap();
     let xml = dir.path().join("junit.xml");
-    std::fs::write(&xml, mcubench::junit::to_junit(&report)).unwrap();
+    std::fs::write(&xml, mcubench::report::junit::to_junit(&report)).unwrap();
     // junitparser (PyPI) is the JUnit reader of many CI tools; ci/setup.sh installs it.
     let check = r#"
 import sys
@@ -190,7 +190,7 @@ fn openmetrics_is_read_by_the_prometheus_parser_and_pinned() {
     let report = RunReport::from_json(&std::fs::read_to_string(json).unwrap()).unwrap();
     // The CLI's file is the report's OpenMetrics rendering.
     let written = std::fs::read_to_string(&metrics).unwrap();
-    assert_eq!(written, mcubench::openmetrics::to_openmetrics(&report));
+    assert_eq!(written, mcubench::report::openmetrics::to_openmetrics(&report));
     // prometheus-client's OpenMetrics parser is strict (families whole, `# EOF`, escaping, units);
     // ci/setup.sh installs it.
     let check = r#"
@@ -209,14 +209,14 @@ print("ok", len(families))
     // And a failing report, pinned.
     let failing = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
-        insta::assert_snapshot!("openmetrics-failing", mcubench::openmetrics::to_openmetrics(&failing));
+        insta::assert_snapshot!("openmetrics-failing", mcubench::report::openmetrics::to_openmetrics(&failing));
     });
 }
 
 #[test]
 fn junit_reports_failures_and_errors() {
     let report = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
-    let xml = mcubench::junit::to_junit(&report);
+    let xml = mcubench::report::junit::to_junit(&report);
     assert!(xml.contains("tests=\"5\" failures=\"3\" errors=\"1\""), "{xml}");
     assert!(xml.contains("name=\"budget.stack\""), "{xml}");
     assert!(xml.contains("<failure message=\"AES-128 encrypt: KAT failed"), "{xml}");
@@ -244,7 +244,7 @@ fn markdown_summary_snapshot() {
 
     let failing = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
-        insta::assert_snapshot!("markdown-failing", mcubench::markdown::to_markdown(&failing, None));
+        insta::assert_snapshot!("markdown-failing", mcubench::report::markdown::to_markdown(&failing, None));
     });
 }
 

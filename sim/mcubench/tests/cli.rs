@@ -31,7 +31,7 @@ fn size_reports_a_rust_elf_with_demangled_symbols() {
     let mut scenario = Scenario::load(&common::repo().join("scenarios/kat.yaml")).unwrap();
     scenario.boards.retain(|b| b.name == "mps2-an385");
     scenario.profiles.retain(|p| p.name == "size");
-    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else {
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else {
         panic!("kat.yaml builds with cargo")
     };
     let root = mcubench::build::target_directory(package_dir).unwrap();

@@ -1,5 +1,5 @@
 //! Untrusted firmware stays contained: the hostile corpus (`firmware/c/hostile`) under the
-//! contained runner ([`mcubench::contain`]), with real QEMU. Each attack is classified, leaves no
+//! contained runner ([`mcubench::exec::contain`]), with real QEMU. Each attack is classified, leaves no
 //! file behind, and is decided within its timeout + 5 s. Host paths the attacks name are under
 //! a per-test temporary directory, patched into a copy of the ELF.
 
@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcubench::Board;
-use mcubench::contain::{self, ContainedRun};
-use mcubench::protocol::Transcript;
-use mcubench::qemu::{self, OUTPUT_LIMIT, ProcessEnd};
-use mcubench::verdict::{Outcome, Verdict};
+use mcubench::exec::contain::{self, ContainedRun};
+use mcubench::judge::protocol::Transcript;
+use mcubench::exec::qemu::{self, OUTPUT_LIMIT, ProcessEnd};
+use mcubench::judge::verdict::{Outcome, Verdict};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// Must match `hostile_arg` in firmware/c/hostile/main.c.
@@ -217,16 +217,16 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
     let root = mcubench::build::target_directory(&package_dir).unwrap();
     let firmware = mcubench::build::CargoFirmware { package_dir: &package_dir, bin: "kat", features: &[] };
     let rust_kat = mcubench::build::build(&firmware, &root, board, &scenario.profiles[0]).unwrap();
-    let so = mcubench::plugin::locate().unwrap().expect("this test needs the plugin");
+    let so = mcubench::exec::plugin::locate().unwrap().expect("this test needs the plugin");
     let dir = tempfile::tempdir().unwrap();
     let timeout = Duration::from_secs(30);
     for (i, elf) in [common::c_firmware("kat-crc32"), rust_kat].into_iter().enumerate() {
         let image = mcubench_elf::ElfImage::read(&elf).unwrap();
-        let markers = mcubench::plugin::Markers::find(&image).unwrap();
+        let markers = mcubench::exec::plugin::Markers::find(&image).unwrap();
         let out = |name: &str| dir.path().join(format!("{i}-{name}"));
         let option = |name: &str| {
             let core = Some(mcubench_timing::Core::CortexM4);
-            mcubench::plugin::plugin_option_with(&so, &out(name), markers.as_ref(), core, None)
+            mcubench::exec::plugin::plugin_option_with(&so, &out(name), markers.as_ref(), core, None)
         };
         let native = qemu::run_plugin(board, &elf, timeout, Some(&option("native"))).unwrap();
         let contained = contain::run_contained_plugin(board, &elf, timeout, Some(&option("contained"))).unwrap();
@@ -248,16 +248,16 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
 /// results file.
 #[test]
 fn the_plugin_runs_inside_the_sandbox() {
-    let Some(so) = mcubench::plugin::locate().unwrap() else {
-        panic!("this test needs the plugin; unset {}", mcubench::plugin::ENV)
+    let Some(so) = mcubench::exec::plugin::locate().unwrap() else {
+        panic!("this test needs the plugin; unset {}", mcubench::exec::plugin::ENV)
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results.txt");
     let elf = common::c_firmware("kat-crc32");
-    let option = mcubench::plugin::plugin_option(&so, &out, None);
+    let option = mcubench::exec::plugin::plugin_option(&so, &out, None);
     let run = contain::run_contained_plugin(board(), &elf, TIMEOUT, Some(&option)).unwrap();
     assert_eq!(run.run.end, ProcessEnd::Exited(0), "{}", run.run.stderr);
-    let results = mcubench::plugin::PluginResults::read(&out).unwrap();
+    let results = mcubench::exec::plugin::PluginResults::read(&out).unwrap();
     assert!(results.errors.is_empty(), "{:?}", results.errors);
 }
 

@@ -12,7 +12,7 @@ mod common;
 use std::process::Output;
 
 use mcubench::report::{CellReport, RunReport};
-use mcubench::verdict::Outcome;
+use mcubench::judge::verdict::Outcome;
 
 const PER_BLOCK_OVERHEAD: u32 = 16;
 
@@ -199,10 +199,10 @@ fn rust_tracking_heap_reports_exact_requested_bytes() {
 fn heap_is_in_the_markdown_summary_and_the_openmetrics_only_when_reported() {
     let report = heap_run();
     let peak = report.cells[0].heap_peak.expect("heap reported");
-    let markdown = mcubench::markdown::to_markdown(&report, None);
+    let markdown = mcubench::report::markdown::to_markdown(&report, None);
     assert!(markdown.contains("| stack B | heap B | budget |"), "{markdown}");
     assert!(markdown.contains(&format!(" | {peak} | ")), "{markdown}");
-    let metrics = mcubench::openmetrics::to_openmetrics(&report);
+    let metrics = mcubench::report::openmetrics::to_openmetrics(&report);
     assert!(
         metrics.contains(&format!(
             "mcubench_heap_peak_bytes{{scenario=\"heap\",board=\"mps2-an386\",profile=\"prebuilt\"}} {peak}\n"
@@ -216,6 +216,6 @@ fn heap_is_in_the_markdown_summary_and_the_openmetrics_only_when_reported() {
     assert!(kat_heap("heap/3000") && !kat_heap("heap/none"), "{metrics}");
     // A firmware without heap: neither has it.
     let failing = RunReport::from_json(include_str!("data/failing-report.json")).unwrap();
-    assert!(!mcubench::markdown::to_markdown(&failing, None).contains("heap B"));
-    assert!(!mcubench::openmetrics::to_openmetrics(&failing).contains("heap"));
+    assert!(!mcubench::report::markdown::to_markdown(&failing, None).contains("heap B"));
+    assert!(!mcubench::report::openmetrics::to_openmetrics(&failing).contains("heap"));
 }

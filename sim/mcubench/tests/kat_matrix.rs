@@ -7,7 +7,7 @@ mod common;
 
 use mcubench::Scenario;
 use mcubench::report::CellReport;
-use mcubench::verdict::Outcome;
+use mcubench::judge::verdict::Outcome;
 use rstest::rstest;
 use serde::Serialize;
 
@@ -110,11 +110,11 @@ fn a_profile_cfg_reaches_rustc_on_every_target(
     let board = mcubench::Board::find(board).unwrap();
     let size = scenario.profiles.iter().find(|p| p.name == "size").unwrap();
     assert!(!size.cfg.is_empty(), "kat.yaml's size profile sets the compact cfg");
-    let without = mcubench::scenario::Profile { name: "size-no-cfg".into(), cfg: vec![], ..size.clone() };
-    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let without = mcubench::config::scenario::Profile { name: "size-no-cfg".into(), cfg: vec![], ..size.clone() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
     let fw = mcubench::build::CargoFirmware { package_dir, bin, features };
     let root = mcubench::build::target_directory(package_dir).unwrap();
-    let flash = |p: &mcubench::scenario::Profile| {
+    let flash = |p: &mcubench::config::scenario::Profile| {
         let elf = mcubench::build::build(&fw, &root, board, p).unwrap();
         let image = mcubench_elf::ElfImage::read(&elf).unwrap();
         mcubench_elf::MemoryReport::analyze(&image, None, 0).flash.used

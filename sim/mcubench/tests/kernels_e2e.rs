@@ -18,8 +18,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcubench::Board;
-use mcubench::plugin::{self, Markers, PluginResults};
-use mcubench::qemu::{self, ProcessEnd};
+use mcubench::exec::plugin::{self, Markers, PluginResults};
+use mcubench::exec::qemu::{self, ProcessEnd};
 use mcubench_elf::ElfImage;
 use mcubench_thumb::{Arch, Decoder};
 use mcubench_timing::{Core, Model};

@@ -7,8 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use mcubench::verdict::Outcome;
-use mcubench::{Board, qemu};
+use mcubench::judge::verdict::Outcome;
+use mcubench::Board;
+use mcubench::exec::qemu;
 
 fn misbehave(bin: &str, board: &str) -> String {
     format!(
@@ -155,8 +156,8 @@ fn a_cpu_the_machine_does_not_have_is_a_setup_error() {
     let elf = common::c_firmware("kat-crc32");
     let wrong = Board { qemu_cpu: "cortex-m3", ..*Board::find("mps2-an386").unwrap() };
     let run = qemu::run(&wrong, &elf, Duration::from_secs(10)).unwrap();
-    let transcript = mcubench::protocol::Transcript::parse(&run.stdout);
-    let verdict = mcubench::verdict::judge(&run, transcript.as_ref(), 10.0, &|_| String::new());
+    let transcript = mcubench::judge::protocol::Transcript::parse(&run.stdout);
+    let verdict = mcubench::judge::verdict::judge(&run, transcript.as_ref(), 10.0, &|_| String::new());
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
     assert!(verdict.message.contains("cortex-m4"), "QEMU's own explanation is kept: {}", verdict.message);
 }

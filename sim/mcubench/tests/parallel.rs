@@ -32,7 +32,7 @@ fn report(s: &Scenario) -> String {
 
 #[test]
 fn eight_runs_at_once_match_the_sequential_runs_byte_for_byte() {
-    assert!(mcubench::plugin::locate().unwrap().is_some(), "this test needs the plugin (exact counts)");
+    assert!(mcubench::exec::plugin::locate().unwrap().is_some(), "this test needs the plugin (exact counts)");
     // Two boards, alternating, so runs at the same time do different work.
     let names = ["mps2-an386", "mps2-an500"];
     let dirs: Vec<tempfile::TempDir> = (0..RUNS).map(|_| tempfile::tempdir().unwrap()).collect();

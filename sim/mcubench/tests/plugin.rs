@@ -5,10 +5,10 @@ mod common;
 
 use std::time::Duration;
 
-use mcubench::plugin::{self, Markers, PluginResults};
-use mcubench::qemu::{self, ProcessEnd};
+use mcubench::exec::plugin::{self, Markers, PluginResults};
+use mcubench::exec::qemu::{self, ProcessEnd};
 use mcubench::report::{CountSource, RunReport};
-use mcubench::verdict::Outcome;
+use mcubench::judge::verdict::Outcome;
 use mcubench::{RunOptions, Scenario, run_scenario};
 use mcubench_elf::ElfImage;
 
@@ -75,7 +75,7 @@ fn counts_are_deterministic_alone_and_in_parallel() {
 /// The Rust KAT firmware's ELF for one board and profile of `scenarios/kat.yaml`.
 fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench::Board) {
     let scenario = kat_scenario(board, profile);
-    let mcubench::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
     let root = mcubench::build::target_directory(package_dir).unwrap();
     let firmware = mcubench::build::CargoFirmware { package_dir, bin, features };
     (mcubench::build::build(&firmware, &root, scenario.boards[0], &scenario.profiles[0]).unwrap(), scenario.boards[0])

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mcubench::run::{RunOptions, run_scenario};
-use mcubench::scenario::Scenario;
+use mcubench::pipeline::{RunOptions, run_scenario};
+use mcubench::config::scenario::Scenario;
 use mcubench::stack_annotations::path_for_scenario;
 use mcubench_elf::ElfImage;
 
@@ -36,7 +36,7 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
             .join("release/kat");
         let image = ElfImage::read(&elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
         let (r, _ignored) =
-            mcubench::stack::analyze(&image, board, Some(&annotations)).unwrap_or_else(|e| panic!("{e}"));
+            mcubench::analyze::stack::analyze(&image, board, Some(&annotations)).unwrap_or_else(|e| panic!("{e}"));
         let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
         let Some(bound) = reset.bound.bytes() else {
             failures.push(format!("{}/{}: reset path unbounded: {:?}", cell.board, cell.profile, reset.bound));

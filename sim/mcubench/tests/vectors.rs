@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use mcubench::report::CellReport;
-use mcubench::verdict::Outcome;
+use mcubench::judge::verdict::Outcome;
 use mcubench::{RunOptions, Scenario, run_scenario};
 
 fn run_yaml(dir: &Path, yaml: &str, contain: bool) -> CellReport {

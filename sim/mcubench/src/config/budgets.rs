@@ -9,7 +9,7 @@
 //!   be crossed, so it checks nothing; usually a unit typo (`64 MiB` for `64 KiB`). Larger than
 //!   some boards' memory only is normal in a multi-board scenario and not reported.
 
-use crate::scenario::{Budgets, Bytes, Scenario};
+use crate::config::scenario::{Budgets, Bytes, Scenario};
 
 /// `Err`: the impossible budgets (one message naming the profile and the key); `Ok`: warnings.
 pub fn check(scenario: &Scenario) -> Result<Vec<String>, String> {

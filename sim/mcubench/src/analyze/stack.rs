@@ -7,7 +7,7 @@ use std::path::Path;
 use mcubench_elf::ElfImage;
 use mcubench_elf::stack::{StackOptions, StackReport};
 
-use crate::board::Board;
+use crate::config::board::Board;
 use crate::stack_annotations::{AnnotationFile, Ignored};
 
 /// Analyzes `image` for `board`; `annotations` is an annotation file (absent = none). Also
@@ -62,7 +62,7 @@ pub fn analyze_scenario(
     profile: Option<&str>,
     annotations: Option<&Path>,
 ) -> Result<Vec<Cell>, String> {
-    use crate::scenario::{Firmware, Scenario};
+    use crate::config::scenario::{Firmware, Scenario};
     let s = Scenario::load(path).map_err(|e| e.to_string())?;
     let boards: Vec<&Board> = s.boards.iter().copied().filter(|b| board.is_none_or(|n| b.name == n)).collect();
     if let Some(n) = board

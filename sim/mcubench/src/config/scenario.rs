@@ -4,7 +4,6 @@
 //!
 //! Relative paths in a scenario are relative to the directory that holds the scenario file.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,7 +12,9 @@ use serde::{Deserialize, Deserializer};
 
 use mcubench_timing::WaitStates;
 
-use crate::board::Board;
+use crate::config::board::Board;
+pub use crate::config::units::{Bytes, Limit, Timeout};
+use crate::config::units::scalar_text;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -24,131 +25,6 @@ pub enum ScenarioError {
     Parse { path: PathBuf, location: String, message: String },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
-}
-
-/// A scalar written as a number or a string (`4096`, `24 KiB`, `3`, `s`), as text. Visiting the
-/// value directly (rather than through an untagged enum, which buffers it) keeps the YAML error
-/// location on the value itself; anything else is an error that says what was `expected`.
-fn scalar_text<'de, D: Deserializer<'de>>(d: D, expected: &'static str) -> Result<String, D::Error> {
-    struct Scalar(&'static str);
-    impl serde::de::Visitor<'_> for Scalar {
-        type Value = String;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(self.0)
-        }
-        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
-            Ok(v.to_string())
-        }
-        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
-            Ok(v.to_owned())
-        }
-    }
-    d.deserialize_any(Scalar(expected))
-}
-
-/// A byte count written as `24 KiB`, `1 MiB`, `512 B` or a plain integer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(transparent)]
-pub struct Bytes(pub u64);
-
-impl Bytes {
-    pub fn parse(text: &str) -> Result<Bytes, String> {
-        let text = text.trim();
-        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-        let (number, unit) = text.split_at(split);
-        let number: u64 =
-            number.parse().map_err(|_| format!("`{text}` is not a size; write e.g. `24 KiB`, `512 B` or `4096`"))?;
-        let scale = match unit.trim() {
-            "" | "B" => 1,
-            "KiB" | "K" | "KB" | "kB" => 1024,
-            "MiB" | "M" | "MB" => 1024 * 1024,
-            other => {
-                return Err(format!("unknown size unit `{other}` in `{text}`; use B, KiB or MiB"));
-            }
-        };
-        number.checked_mul(scale).map(Bytes).ok_or_else(|| format!("size `{text}` is too large"))
-    }
-}
-
-impl fmt::Display for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} B", self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = scalar_text(d, "a size such as `24 KiB`, `512 B` or `4096`")?;
-        Bytes::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-/// A duration written as `20 s`, `500 ms`, `2 min` or a plain number of seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeout(pub Duration);
-
-impl Timeout {
-    pub fn parse(text: &str) -> Result<Timeout, String> {
-        let text = text.trim();
-        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-        let (number, unit) = text.split_at(split);
-        let n: u64 =
-            number.parse().map_err(|_| format!("`{text}` is not a duration; write e.g. `20 s` or `500 ms`"))?;
-        let d = match unit.trim() {
-            "" | "s" => Duration::from_secs(n),
-            "ms" => Duration::from_millis(n),
-            "min" => Duration::from_secs(n.saturating_mul(60)),
-            other => return Err(format!("unknown time unit `{other}` in `{text}`; use ms, s or min")),
-        };
-        if d.is_zero() {
-            return Err("a timeout of zero would kill every run; give a positive duration".into());
-        }
-        Ok(Timeout(d))
-    }
-}
-
-impl<'de> Deserialize<'de> for Timeout {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = scalar_text(d, "a duration such as `20 s` or `500 ms`")?;
-        Timeout::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-/// How much a metric may grow against a baseline before `mcubench diff` calls it a regression:
-/// `2 %` (relative) or `256 B` / `1000` (absolute bytes or instructions/cycles).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub enum Limit {
-    Percent(f64),
-    Absolute(u64),
-}
-
-impl Limit {
-    pub fn parse(text: &str) -> Result<Limit, String> {
-        let t = text.trim();
-        if let Some(p) = t.strip_suffix('%') {
-            let p: f64 = p.trim().parse().map_err(|_| format!("`{text}` is not a percentage such as `2 %`"))?;
-            if !(p >= 0.0 && p.is_finite()) {
-                return Err(format!("`{text}`: a regression limit cannot be negative"));
-            }
-            return Ok(Limit::Percent(p));
-        }
-        Bytes::parse(t)
-            .map(|b| Limit::Absolute(b.0))
-            .map_err(|_| format!("`{text}` is not a limit; write `2 %`, `256 B` or a plain number"))
-    }
-}
-
-impl<'de> Deserialize<'de> for Limit {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = scalar_text(d, "a limit such as `2 %`, `256 B` or `1000`")?;
-        Limit::parse(&text).map_err(serde::de::Error::custom)
-    }
 }
 
 /// Regression limits against a baseline, per metric.
@@ -321,7 +197,7 @@ struct RawFirmware {
     /// A prebuilt ELF; no build step.
     elf: Option<PathBuf>,
     /// The KAT vectors (a file, or a directory of `*.txt` files) the host checks every `kat`
-    /// record against; see [`crate::vectors`].
+    /// record against; see [`crate::config::vectors`].
     vectors: Option<PathBuf>,
 }
 
@@ -410,7 +286,7 @@ pub struct Scenario {
     /// Per-profile measurement settings ([`Scenario::measure`]).
     pub measures: IndexMap<String, Measure>,
     /// `firmware.vectors`, loaded: the host's copy of the KAT vectors.
-    pub vectors: Option<crate::vectors::Vectors>,
+    pub vectors: Option<crate::config::vectors::Vectors>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -567,7 +443,7 @@ impl Scenario {
             .vectors
             .as_ref()
             .map(|v| {
-                crate::vectors::Vectors::load(&base.join(v)).map_err(|e| invalid(format!("firmware.vectors: {e}")))
+                crate::config::vectors::Vectors::load(&base.join(v)).map_err(|e| invalid(format!("firmware.vectors: {e}")))
             })
             .transpose()?;
 

@@ -47,10 +47,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::board::Board;
-use crate::protocol::{ProtocolError, Transcript};
-use crate::qemu::{self, ProcessEnd, QEMU, QemuError, QemuRun};
-use crate::verdict::{Outcome, Verdict};
+use crate::config::board::Board;
+use crate::judge::protocol::{ProtocolError, Transcript};
+use crate::exec::qemu::{self, ProcessEnd, QEMU, QemuError, QemuRun};
+use crate::judge::verdict::{Outcome, Verdict};
 
 /// QEMU's own seccomp filter on top of ours: no privilege changes, no obsolete system calls, no
 /// scheduler/resource changes.
@@ -214,7 +214,7 @@ pub fn run_contained_with(
     Ok(ContainedRun { run, events: refusals.events, events_dropped: refusals.dropped, start_error })
 }
 
-/// The verdict for a contained run: [`crate::verdict::judge`], except that any refused host
+/// The verdict for a contained run: [`crate::judge::verdict::judge`], except that any refused host
 /// access makes a run that would pass (or say nothing) fail, and is named in every message.
 pub fn judge(
     run: &ContainedRun,
@@ -228,7 +228,7 @@ pub fn judge(
             message: format!("QEMU never started the guest ({e}); QEMU: {}", run.run.command),
         };
     }
-    let base = crate::verdict::judge(&run.run, transcript, timeout_secs, symbolize);
+    let base = crate::judge::verdict::judge(&run.run, transcript, timeout_secs, symbolize);
     if run.events.is_empty() {
         return base;
     }

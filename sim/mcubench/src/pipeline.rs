@@ -9,21 +9,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcubench_elf::{ElfImage, MemoryReport};
 
-use crate::board::Board;
+use crate::config::board::Board;
 use crate::build::{self, CargoFirmware};
 use crate::gate::{self, Measured};
-use crate::plugin::{self, Markers, PluginResults};
-use crate::protocol::Transcript;
-use crate::{contain, qemu};
+use crate::exec::plugin::{self, Markers, PluginResults};
+use crate::judge::protocol::Transcript;
+use crate::exec::{contain, qemu};
 use sha2::{Digest, Sha256};
 
 use crate::report::{
     CellReport, CountSource, KatReport, PerCall, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
 };
-use crate::scenario::{Firmware, Profile, Scenario};
+use crate::config::scenario::{Firmware, Profile, Scenario};
 use crate::shard::Shard;
 use crate::stack_annotations::Ignored;
-use crate::verdict::{self, Outcome, Verdict};
+use crate::judge::verdict::{self, Outcome, Verdict};
 
 /// How many symbols the memory report lists.
 pub const TOP_SYMBOLS: usize = 10;
@@ -220,7 +220,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     };
     report.memory = Some(MemoryReport::analyze(&image, Some(&board.regions()), TOP_SYMBOLS));
     report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
-    report.toolchain = toolchain(&image);
+    report.toolchain = crate::analyze::toolchain(&image);
     let (stack_static, ignored) = static_stack(&image, board, &scenario.source);
     report.stack_static = Some(stack_static);
     report.annotations_ignored = ignored;
@@ -444,19 +444,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The producers recorded in `.comment` (NUL-separated strings), without duplicates.
-fn toolchain(image: &ElfImage) -> Vec<String> {
-    let Some(section) = image.section_by_name(".comment") else { return Vec::new() };
-    let mut seen = Vec::new();
-    for s in image.section_data(section).split(|&b| b == 0) {
-        let s = String::from_utf8_lossy(s).trim().to_string();
-        if !s.is_empty() && !seen.contains(&s) {
-            seen.push(s);
-        }
-    }
-    seen
-}
-
 /// The static bound with the scenario's annotation file (`kat.yaml` → `kat.stack.yaml`) when
 /// it has one, and the annotation entries this ELF has no function for. Never fails the run: an
 /// analysis problem is reported as an unbounded result.
@@ -464,7 +451,7 @@ fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> (Sta
     use mcubench_elf::stack::Bound;
     let annotations = crate::stack_annotations::path_for_scenario(scenario_source);
     let annotations = annotations.is_file().then_some(annotations.as_path());
-    match crate::stack::analyze(image, board, annotations) {
+    match crate::analyze::stack::analyze(image, board, annotations) {
         Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),
         Ok((report, ignored)) => {
             let reset = report.roots.iter().find(|r| r.role == "reset");

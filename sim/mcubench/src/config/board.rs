@@ -48,9 +48,9 @@ pub struct Board {
     pub systick_hz: u64,
 }
 
-const MPS2_MEMORY_X: &str = include_str!("../../../linker/mps2/memory.x");
-const MPS2_AN505_MEMORY_X: &str = include_str!("../../../linker/mps2-an505/memory.x");
-const MICROBIT_MEMORY_X: &str = include_str!("../../../linker/microbit/memory.x");
+const MPS2_MEMORY_X: &str = include_str!("../../../../linker/mps2/memory.x");
+const MPS2_AN505_MEMORY_X: &str = include_str!("../../../../linker/mps2-an505/memory.x");
+const MICROBIT_MEMORY_X: &str = include_str!("../../../../linker/microbit/memory.x");
 
 const MIB: u64 = 1024 * 1024;
 

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use crate::gate::BudgetStatus;
-use crate::protocol::KatResult;
+use crate::judge::protocol::KatResult;
 use crate::report::RunReport;
-use crate::verdict::Outcome;
+use crate::judge::verdict::Outcome;
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

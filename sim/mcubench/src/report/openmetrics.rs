@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::report::RunReport;
-use crate::verdict::Outcome;
+use crate::judge::verdict::Outcome;
 
 /// A label value with `\`, `"` and newlines escaped, as the format requires.
 fn escape(value: &str) -> String {

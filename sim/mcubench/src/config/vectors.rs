@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::{KatResult, Transcript};
+use crate::judge::protocol::{KatResult, Transcript};
 
 /// Longest expanded `out` value accepted (the protocol's records carry at most 200 bytes).
 pub const MAX_OUT_BYTES: usize = 4096;

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{KatResult, Transcript};
-use crate::qemu::{ProcessEnd, QemuRun};
+use crate::judge::protocol::{KatResult, Transcript};
+use crate::exec::qemu::{ProcessEnd, QemuRun};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -48,7 +48,7 @@ impl Verdict {
 /// `symbolize` turns an address into `name+0xoff` for fault messages.
 pub fn judge(
     run: &QemuRun,
-    transcript: Result<&Transcript, &crate::protocol::ProtocolError>,
+    transcript: Result<&Transcript, &crate::judge::protocol::ProtocolError>,
     timeout_secs: f64,
     symbolize: &dyn Fn(u32) -> String,
 ) -> Verdict {
@@ -58,7 +58,7 @@ pub fn judge(
     };
     // A lockup is seen on stderr whatever else happened.
     if run.stderr.contains("Lockup") {
-        let at = crate::qemu::lockup_pc(&run.stderr)
+        let at = crate::exec::qemu::lockup_pc(&run.stderr)
             .map(|pc| format!(" at pc=0x{pc:08x} ({})", symbolize(pc)))
             .unwrap_or_default();
         return Verdict::new(
@@ -89,7 +89,7 @@ pub fn judge(
                 Outcome::Fail,
                 format!(
                     "the firmware wrote more than {} MiB and was stopped; last record: {}",
-                    crate::qemu::OUTPUT_LIMIT / (1024 * 1024),
+                    crate::exec::qemu::OUTPUT_LIMIT / (1024 * 1024),
                     last_record()
                 ),
             );
@@ -121,7 +121,7 @@ pub fn judge(
     if let Some(msg) = t.panic_message() {
         return Verdict::new(Outcome::Fail, format!("firmware panicked: {msg}"));
     }
-    let began = t.records.iter().any(|(_, r)| matches!(r, crate::protocol::Record::Begin { .. }));
+    let began = t.records.iter().any(|(_, r)| matches!(r, crate::judge::protocol::Record::Begin { .. }));
     let code = match run.end {
         ProcessEnd::Exited(code) => code,
         ProcessEnd::Signalled(sig) => {
@@ -180,8 +180,8 @@ pub fn judge(
 /// records to check.
 pub fn check_vectors(
     verdict: Verdict,
-    transcript: Result<&Transcript, &crate::protocol::ProtocolError>,
-    vectors: &crate::vectors::Vectors,
+    transcript: Result<&Transcript, &crate::judge::protocol::ProtocolError>,
+    vectors: &crate::config::vectors::Vectors,
 ) -> Verdict {
     let Ok(t) = transcript else { return verdict };
     match verdict.outcome {
@@ -298,7 +298,7 @@ mod tests {
     }
 
     fn with_vectors(stdout: &str, end: ProcessEnd) -> Verdict {
-        let vectors = crate::vectors::Vectors::parse(
+        let vectors = crate::config::vectors::Vectors::parse(
             std::path::Path::new("v.txt"),
             "a SHA3-256 msg= out=00\nb SHA3-256 msg=cc out=01\n",
         )

@@ -136,7 +136,7 @@ impl Markers {
 /// The timing model's core for a board (`core=` of the plugin). mps2-an500's Cortex-M7 model is
 /// an approximation and says so in its description.
 pub fn timing_core(board: &crate::Board) -> mcubench_timing::Core {
-    use crate::board::Core as B;
+    use crate::config::board::Core as B;
     use mcubench_timing::Core as T;
     match board.core {
         B::CortexM0 => T::CortexM0,

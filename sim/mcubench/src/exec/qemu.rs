@@ -6,7 +6,7 @@
 //! is otherwise wired to QEMU's user networking, through which firmware reaches the host's
 //! loopback and the internet; stdin is /dev/null so QEMU never waits on a terminal. The wall-clock timeout kills QEMU's whole process group, so nothing it spawned survives.
 //! With the TCG plugin, `-plugin <so>,out=<file>,...` is appended (QEMU 7.2 takes the plugin's
-//! arguments as `key=value` options after the path; see [`crate::plugin`]).
+//! arguments as `key=value` options after the path; see [`crate::exec::plugin`]).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
-use crate::board::Board;
+use crate::config::board::Board;
 
 pub const QEMU: &str = "qemu-system-arm";
 
@@ -61,7 +61,7 @@ pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {
     command_line_with(board, elf, None)
 }
 
-/// [`command_line`] with an optional `-plugin` value (see [`crate::plugin::plugin_option`]).
+/// [`command_line`] with an optional `-plugin` value (see [`crate::exec::plugin::plugin_option`]).
 pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec<String> {
     let plugin = plugin.into_iter().flat_map(|p| ["-plugin".to_string(), p.to_string()]);
     [

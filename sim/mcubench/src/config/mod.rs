@@ -1,0 +1,9 @@
+//! What the user gives mcubench: scenario files, the boards they name, sizes and durations,
+//! budgets and regression limits, and the host's copy of KAT vectors. Everything here is loaded
+//! strictly: an error names the file, the key path, the line and the column.
+
+pub mod board;
+pub mod budgets;
+pub mod scenario;
+pub mod units;
+pub mod vectors;

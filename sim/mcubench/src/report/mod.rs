@@ -1,0 +1,239 @@
+//! The results of a scenario run: the report model every format renders ([`json`], [`table`],
+//! [`markdown`], [`junit`], [`openmetrics`]). Everything here is a pure function of the run's
+//! records and the ELFs, so the same ELF and scenario give byte-identical reports: no host time,
+//! no absolute paths.
+
+
+use mcubench_elf::MemoryReport;
+use serde::{Deserialize, Serialize};
+
+use crate::config::board::Core;
+use crate::gate::{BudgetCheck, BudgetStatus};
+use crate::judge::protocol::KatResult;
+use crate::judge::verdict::{Outcome, Verdict};
+
+mod json;
+pub mod junit;
+pub mod markdown;
+pub mod openmetrics;
+mod table;
+
+pub use table::{memory_table, render};
+
+pub const SCHEMA: &str = "mcubench-run/1";
+
+/// Where an instruction count came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountSource {
+    /// Exact: the QEMU plugin's count between the operation's region markers (the operation plus
+    /// a constant marker overhead of a few instructions; see `firmware/PROTOCOL.md`).
+    Plugin,
+    /// SysTick ticks × instructions per tick under `-icount shift=0`: resolution one tick.
+    Systick,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KatReport {
+    pub id: String,
+    pub alg: String,
+    pub op: String,
+    pub result: KatResult,
+    /// Instructions executed by the operation; exact or tick-derived, see `instructions_source`.
+    pub instructions: u64,
+    pub instructions_source: CountSource,
+    /// Estimated cycles (the cell's `cycle_model` names the model); `None` without a model.
+    pub cycles: Option<u64>,
+    /// SysTick ticks around the operation, as the firmware reported them (kept beside exact counts).
+    pub ticks: u64,
+    /// Stack the operation used below its caller's SP (painted, a lower bound of the excursion).
+    pub stack: u32,
+    /// Stack probe (`stack-probe: true`): the lowest stack address a store wrote during the
+    /// operation (between its region markers); absent without the probe or without a store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_lowest: Option<u32>,
+    /// Heap bytes the operation took above what was in use when it started (`heap=` on its `kat`
+    /// record); absent when the firmware does not report its heap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<u32>,
+}
+
+/// Count, total, min and max over the calls of one function region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerCall {
+    pub total: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// One function region (`regions:` in the scenario): every completed call of the named function,
+/// measured inclusively from its first instruction to the return (semantics:
+/// `sim/qemu-plugin/src/calls.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionReport {
+    /// The name as the scenario gives it.
+    pub name: String,
+    /// Completed calls.
+    pub calls: u64,
+    /// Calls still running when the firmware exited (not in the numbers).
+    pub open: u64,
+    pub instructions: PerCall,
+    /// Estimated cycles (the cell's `cycle_model`); `None` without a model.
+    pub cycles: Option<PerCall>,
+    /// Stack probe: the lowest stack address written during a completed call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_lowest: Option<u32>,
+}
+
+/// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackProbe {
+    /// Lowest stack address written by a store (stores by the reset handler and the firmware's
+    /// stack-painting helpers excluded); `None` when nothing was written.
+    pub lowest: Option<u32>,
+    /// Initial SP (vector table word 0) minus `lowest`.
+    pub bytes: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellReport {
+    /// Position in the scenario's board × profile matrix (board-major); `merge` restores the
+    /// scenario's order from it.
+    pub index: usize,
+    pub board: String,
+    pub core: Core,
+    pub profile: String,
+    /// File name of the ELF that ran.
+    pub elf: Option<String>,
+    /// SHA-256 of the ELF file, hex: the same hash means the same firmware.
+    pub elf_sha256: Option<String>,
+    /// Compilers and linkers named in the ELF's `.comment` section (`rustc version …`,
+    /// `GCC: (…) 12.2.1 …`, `Linker: LLD …`), in order.
+    pub toolchain: Vec<String>,
+    pub verdict: Verdict,
+    /// Instructions per SysTick tick: the resolution of tick-derived instruction counts.
+    pub instructions_per_tick: f64,
+    /// The cycle model behind `cycles`, e.g. `cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS`.
+    pub cycle_model: Option<String>,
+    pub kats: Vec<KatReport>,
+    /// Whole-run stack high-water mark from the painted stack, bytes.
+    pub stack_high_water: Option<u32>,
+    /// Whole-run heap peak, bytes (`heap=` on the `end` record); absent when the firmware does
+    /// not report its heap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_peak: Option<u32>,
+    /// Whole-run stack probe (`stack-probe: true` in the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_probe: Option<StackProbe>,
+    /// Static worst-case stack bound from the call graph (`mcubench stack`).
+    pub stack_static: Option<StaticStack>,
+    pub memory: Option<MemoryReport>,
+    pub budgets: Vec<BudgetCheck>,
+    /// Function regions (`regions:` in the scenario), in the scenario's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<RegionReport>,
+    /// Entries of the scenario's annotation file this cell's ELF has no function for (not in
+    /// the report: the CLI refuses entries that no cell has; see `stack_annotations`).
+    #[serde(skip)]
+    pub annotations_ignored: Vec<crate::stack_annotations::Ignored>,
+}
+
+/// The static stack bound of a cell's ELF: the reset path, and the main stack with every exception
+/// handler nested on top of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticStack {
+    /// `exact`, `bounded` (assumptions listed by `mcubench stack`) or `unbounded`.
+    pub kind: String,
+    /// Bytes of the reset path; `None` when unbounded.
+    pub reset: Option<u32>,
+    /// Bytes of the main stack including nested handlers; `None` when unbounded.
+    pub msp: Option<u32>,
+    /// Why it is unbounded, or how many assumptions a bounded result rests on.
+    pub note: String,
+}
+
+impl CellReport {
+    pub fn flash_bytes(&self) -> Option<u64> {
+        self.memory.as_ref().map(|m| m.flash.used)
+    }
+
+    pub fn ram_bytes(&self) -> Option<u64> {
+        self.memory.as_ref().map(|m| m.ram.used)
+    }
+
+    pub fn budgets_hold(&self) -> bool {
+        self.budgets.iter().all(|b| b.status == BudgetStatus::Ok)
+    }
+
+    pub fn kats_passed(&self) -> usize {
+        self.kats.iter().filter(|k| k.result == KatResult::Pass).count()
+    }
+}
+
+/// One run of a scenario: the document `--format json` prints and `mcubench diff`/`merge` read.
+/// Documented field by field in `sim/mcubench/REPORT.md`; `schema` changes when a field changes
+/// meaning or goes away.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunReport {
+    pub schema: String,
+    pub tool_version: String,
+    pub scenario: String,
+    pub cells: Vec<CellReport>,
+}
+
+/// How a whole run ends, for the process exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Every cell passed and every budget holds.
+    Pass,
+    /// Some run did not pass.
+    RunFailed,
+    /// Every run passed, but a budget was crossed (or could not be checked).
+    BudgetViolated,
+}
+
+impl RunReport {
+    pub fn status(&self) -> Status {
+        if self.cells.iter().any(|c| c.verdict.outcome != Outcome::Pass) {
+            Status::RunFailed
+        } else if self.cells.iter().any(|c| !c.budgets_hold()) {
+            Status::BudgetViolated
+        } else {
+            Status::Pass
+        }
+    }
+}
+
+impl RunReport {
+    /// Joins reports of one scenario (e.g. the shards of `run --shard I/N`) into one, cells in
+    /// the scenario's matrix order. Refuses reports of different scenarios or schemas and cells
+    /// that appear twice.
+    pub fn merge(reports: Vec<RunReport>) -> Result<RunReport, String> {
+        let mut reports = reports.into_iter();
+        let mut merged = reports.next().ok_or("no reports to merge")?;
+        for r in reports {
+            if r.scenario != merged.scenario {
+                return Err(format!("cannot merge scenario `{}` into `{}`", r.scenario, merged.scenario));
+            }
+            if r.tool_version != merged.tool_version {
+                return Err(format!(
+                    "reports from mcubench {} and {} do not merge; rerun the shards with one version",
+                    r.tool_version, merged.tool_version
+                ));
+            }
+            merged.cells.extend(r.cells);
+        }
+        merged.cells.sort_by_key(|c| c.index);
+        if let Some(w) = merged.cells.windows(2).find(|w| w[0].index == w[1].index) {
+            return Err(format!("{} / {} appears in two reports", w[1].board, w[1].profile));
+        }
+        Ok(merged)
+    }
+}
