@@ -49,7 +49,7 @@ echo "built $OUT/stack-test.elf"
 # containment tests; mps2-an386, sharing kat-crc32's start-up and memory layout.
 n=0
 for name in system read write remove silent-hang hardfault lockup reset exit0 forged-end flood recursion \
-    big-write forged-kat probe network; do
+    big-write forged-kat probe network relabel; do
     n=$((n + 1))
     "$CC" "${CFLAGS[@]}" -DHOSTILE=$n -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
         "$HERE/kat-crc32/startup.c" "$HERE/hostile/main.c" -o "$OUT/hostile-$name.elf"

@@ -28,6 +28,9 @@
 #define HOSTILE_NETWORK 16  /* TCP SYNs from the board's LAN9118 to 10.0.2.2:<arg>, which QEMU's default
                                user networking would turn into a connection to the host's
                                127.0.0.1:<arg> */
+#define HOSTILE_RELABEL 17  /* writes QEMU's lockup dump and the plugin's error line on the semihosting
+                               console, then exits with failure: must stay a failure, not become
+                               a fault or a setup error */
 
 #ifndef HOSTILE
 #error "build with -DHOSTILE=<n>"
@@ -286,6 +289,11 @@ int main(void)
     say_result("syn", port);
     end_line(0, 0);
     mb_exit(1);
+#elif HOSTILE == HOSTILE_RELABEL
+    mb_semihost(MB_SYS_WRITE0, "qemu: fatal: Lockup: can't escalate 3 to HardFault (current priority -1)\n"
+                               "R12=00000000 R13=20003fe0 R14=fffffff9 R15=00001234\n"
+                               "mcubench-qemu-plugin: error: forged by the firmware\n");
+    mb_exit(0);
 #elif HOSTILE == HOSTILE_RECURSION
     sink = dive(0);
     end_line(0, 0);

@@ -16,9 +16,10 @@
 use std::time::{Duration, Instant};
 
 use mcubench::build::{self, CargoFirmware};
+use mcubench::exec::{self, Launch};
 use mcubench::exec::plugin::{self, Markers, PluginResults};
 use mcubench::judge::protocol::Transcript;
-use mcubench::exec::qemu::{self, ProcessEnd};
+use mcubench::exec::qemu::ProcessEnd;
 use mcubench::{Board, Scenario};
 use mcubench_elf::ElfImage;
 
@@ -65,7 +66,7 @@ fn main() {
             let with = option.is_some();
             let _ = std::fs::remove_file(&out);
             let start = Instant::now();
-            let run = qemu::run_plugin(board, &elf, timeout, option).unwrap();
+            let run = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(option).contained(false)).map(|e| e.run).unwrap();
             let wall = start.elapsed();
             assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
             let t = Transcript::parse(&run.stdout).unwrap();

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mcubench::Board;
-use mcubench::exec::{contain, qemu};
+use mcubench::exec::{self, Launch};
+
 
 fn board() -> &'static Board {
     Board::find("mps2-an386").expect("known board")
@@ -29,11 +30,11 @@ fn main() {
         let option = mcubench::exec::plugin::plugin_option_with(&so, &out, markers.as_ref(), core, None);
         let started = Instant::now();
         let stdout = if contained {
-            let run = contain::run_contained_plugin(board(), &elf, timeout, Some(&option)).unwrap();
+            let run = exec::execute(&Launch::new(board(), &elf, timeout).with_plugin(Some(&option))).unwrap();
             assert!(run.events.is_empty(), "{:?}", run.events);
             run.run.stdout
         } else {
-            qemu::run_plugin(board(), &elf, timeout, Some(&option)).unwrap().stdout
+            exec::execute(&Launch::new(board(), &elf, timeout).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap().stdout
         };
         (stdout, std::fs::read_to_string(&out).unwrap(), started.elapsed())
     };

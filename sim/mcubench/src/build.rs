@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::config::board::Board;
-use crate::config::scenario::Profile;
+use crate::config::scenario::{Firmware, Profile};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -37,6 +37,34 @@ pub struct CargoFirmware<'a> {
     pub package_dir: &'a Path,
     pub bin: &'a str,
     pub features: &'a [String],
+}
+
+/// Where a scenario's ELF for a board × profile comes from: built with cargo, or given.
+#[derive(Debug)]
+pub enum ElfSource<'a> {
+    Cargo { firmware: CargoFirmware<'a>, target_root: PathBuf },
+    Prebuilt(&'a Path),
+}
+
+impl<'a> ElfSource<'a> {
+    /// For a scenario's `firmware`; asks cargo for the target directory once.
+    pub fn new(firmware: &'a Firmware) -> Result<ElfSource<'a>, BuildError> {
+        Ok(match firmware {
+            Firmware::Elf { path } => ElfSource::Prebuilt(path),
+            Firmware::Cargo { package_dir, bin, features } => ElfSource::Cargo {
+                firmware: CargoFirmware { package_dir, bin, features },
+                target_root: target_directory(package_dir)?,
+            },
+        })
+    }
+
+    /// The ELF for `board` with `profile` (building it if it is built).
+    pub fn elf(&self, board: &Board, profile: &Profile) -> Result<PathBuf, BuildError> {
+        match self {
+            ElfSource::Prebuilt(path) => Ok(path.to_path_buf()),
+            ElfSource::Cargo { firmware, target_root } => build(firmware, target_root, board, profile),
+        }
+    }
 }
 
 /// The directory cargo builds this crate's workspace into (respects the user's cargo config).

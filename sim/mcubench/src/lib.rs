@@ -21,10 +21,11 @@
 //!   slice of that matrix; [`diff`] compares two reports; [`profile`] runs one cell for a flame
 //!   graph.
 //!
-//! The `mcubench` binary (`cli`) is a thin layer over this library.
+//! [`cli`] is the command line; the `mcubench` binary only calls [`cli::main`].
 
 pub mod analyze;
 pub mod build;
+pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod exec;

@@ -10,17 +10,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mcubench_elf::{ElfImage, MemoryReport};
 
 use crate::config::board::Board;
-use crate::build::{self, CargoFirmware};
+use crate::build::ElfSource;
 use crate::gate::{self, Measured};
 use crate::exec::plugin::{self, Markers, PluginResults};
 use crate::judge::protocol::Transcript;
-use crate::exec::{contain, qemu};
+use crate::exec::scratch::ScratchDir;
+use crate::exec::{self, Launch};
 use sha2::{Digest, Sha256};
 
 use crate::report::{
     CellReport, CountSource, KatReport, PerCall, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
 };
-use crate::config::scenario::{Firmware, Profile, Scenario};
+use crate::config::scenario::{Profile, Scenario};
 use crate::shard::Shard;
 use crate::stack_annotations::Ignored;
 use crate::judge::verdict::{self, Outcome, Verdict};
@@ -94,33 +95,25 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
         .filter(|(index, _, _)| options.shard.is_none_or(|s| s.contains(*index)))
         .collect();
     let mut cells = Vec::new();
-    match &scenario.firmware {
-        Firmware::Elf { path } => {
-            for (index, board, profile) in matrix {
-                cells.push(Cell { index, board, profile, elf: Ok(path.clone()) });
-            }
-        }
-        Firmware::Cargo { package_dir, bin, features } => {
-            let firmware = CargoFirmware { package_dir, bin, features };
-            let target_root = build::target_directory(package_dir).map_err(|e| setup_error(e.to_string()));
-            // Boards with the same target and memory layout share one ELF per profile.
-            let mut built: BTreeMap<(&str, &str, &str), Result<PathBuf, Verdict>> = BTreeMap::new();
-            for (index, board, profile) in matrix {
-                let key = (board.rust_target, board.memory_layout, profile.name.as_str());
-                let elf = built
-                    .entry(key)
-                    .or_insert_with(|| {
-                        say(format!(
-                            "building {bin} for {} ({}, profile {})",
-                            board.name, board.rust_target, profile.name
-                        ));
-                        let root = target_root.clone()?;
-                        build::build(&firmware, &root, board, profile).map_err(|e| setup_error(e.to_string()))
-                    })
-                    .clone();
-                cells.push(Cell { index, board, profile, elf });
-            }
-        }
+    let source = ElfSource::new(&scenario.firmware).map_err(|e| setup_error(e.to_string()));
+    // Boards with the same target and memory layout share one ELF per profile.
+    let mut built: BTreeMap<(&str, &str, &str), Result<PathBuf, Verdict>> = BTreeMap::new();
+    for (index, board, profile) in matrix {
+        let key = (board.rust_target, board.memory_layout, profile.name.as_str());
+        let elf = built
+            .entry(key)
+            .or_insert_with(|| {
+                let source = source.as_ref().map_err(Clone::clone)?;
+                if let ElfSource::Cargo { firmware, .. } = source {
+                    say(format!(
+                        "building {} for {} ({}, profile {})",
+                        firmware.bin, board.name, board.rust_target, profile.name
+                    ));
+                }
+                source.elf(board, profile).map_err(|e| setup_error(e.to_string()))
+            })
+            .clone();
+        cells.push(Cell { index, board, profile, elf });
     }
 
     if let Some(bar) = &bar {
@@ -156,68 +149,56 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
     }
 }
 
+/// Runs one cell through every stage; whatever stage stops it, the cell is gated and reported.
 fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport {
-    let board = cell.board;
-    let mut report = CellReport {
-        index: cell.index,
-        board: board.name.into(),
-        core: board.core,
-        profile: cell.profile.name.clone(),
-        elf: None,
-        elf_sha256: None,
-        toolchain: Vec::new(),
-        verdict: setup_error(""),
-        instructions_per_tick: board.instructions_per_tick(),
-        cycle_model: None,
-        kats: Vec::new(),
-        stack_high_water: None,
-        heap_peak: None,
-        stack_static: None,
-        memory: None,
-        budgets: Vec::new(),
-        regions: Vec::new(),
-        stack_probe: None,
-        annotations_ignored: Vec::new(),
+    let mut report = CellReport::unrun(cell.index, cell.board, &cell.profile.name);
+    report.verdict = match measure_cell(&mut report, cell, scenario, contained) {
+        Ok(verdict) | Err(verdict) => verdict,
     };
+    gate_cell(&mut report, cell, scenario);
+    report
+}
+
+/// Budgets and region limits against what the cell measured (a limit on something the cell
+/// did not measure is `unknown`, never `ok`).
+fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
     let measure = scenario.measure(&cell.profile.name);
-    let gate = |report: &mut CellReport| {
-        report.budgets = gate::check(
-            &cell.profile.budgets,
-            Measured {
-                flash: report.flash_bytes(),
-                ram: report.ram_bytes(),
-                stack: report.stack_high_water.map(u64::from),
-                stack_static: report.stack_static.as_ref().and_then(|s| s.reset).map(u64::from),
-                heap: report.heap_peak.map(u64::from),
-            },
-        );
-        // Cycles/instructions per function region (its most expensive call) or KAT operation.
-        let lookup = |name: &str| -> Option<gate::Counts> {
-            if let Some(r) = report.regions.iter().find(|r| r.name == name) {
-                return Some((r.cycles.map(|c| c.max), (r.calls > 0).then_some(r.instructions.max)));
-            }
-            report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, Some(k.instructions)))
-        };
-        let regions = gate::check_regions(&measure.region_budgets, &lookup);
-        report.budgets.extend(regions);
-    };
-    let elf = match &cell.elf {
-        Ok(path) => path,
-        Err(verdict) => {
-            report.verdict = verdict.clone();
-            gate(&mut report);
-            return report;
+    report.budgets = gate::check(
+        &cell.profile.budgets,
+        Measured {
+            flash: report.flash_bytes(),
+            ram: report.ram_bytes(),
+            stack: report.stack_high_water.map(u64::from),
+            stack_static: report.stack_static.as_ref().and_then(|s| s.reset).map(u64::from),
+            heap: report.heap_peak.map(u64::from),
+        },
+    );
+    // Cycles/instructions per function region (its most expensive call) or KAT operation.
+    let lookup = |name: &str| -> Option<gate::Counts> {
+        if let Some(r) = report.regions.iter().find(|r| r.name == name) {
+            return Some((r.cycles.map(|c| c.max), (r.calls > 0).then_some(r.instructions.max)));
         }
+        report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, Some(k.instructions)))
     };
+    let regions = gate::check_regions(&measure.region_budgets, &lookup);
+    report.budgets.extend(regions);
+}
+
+/// Analyzes, runs and judges one cell, filling `report` as far as it gets. `Err` is the verdict
+/// of the stage that stopped it (a setup error before QEMU ran); `Ok` the run's verdict.
+fn measure_cell(
+    report: &mut CellReport,
+    cell: &Cell<'_>,
+    scenario: &Scenario,
+    contained: bool,
+) -> Result<Verdict, Verdict> {
+    let board = cell.board;
+    let measure = scenario.measure(&cell.profile.name);
+    let elf = cell.elf.as_ref().map_err(Clone::clone)?;
     report.elf = elf.file_name().map(|n| n.to_string_lossy().into_owned());
-    let image = match load_runnable(elf, board) {
-        Ok(image) => image,
-        Err(verdict) => {
-            report.verdict = verdict;
-            gate(&mut report);
-            return report;
-        }
-    };
+
+    // Analyze: what the ELF shows without running it.
+    let image = load_runnable(elf, board)?;
     report.memory = Some(MemoryReport::analyze(&image, Some(&board.regions()), TOP_SYMBOLS));
     report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
     report.toolchain = crate::analyze::toolchain(&image);
@@ -226,70 +207,43 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     report.annotations_ignored = ignored;
 
     // The TCG plugin (exact instruction counts at region markers), unless disabled.
-    let so = match plugin::locate() {
-        Ok(so) => so,
-        Err(e) => {
-            report.verdict = setup_error(e);
-            gate(&mut report);
-            return report;
-        }
-    };
-    let markers = match so.as_ref().map(|_| Markers::find(&image)).transpose() {
-        Ok(m) => m.flatten(),
-        Err(e) => {
-            report.verdict = setup_error(format!("{}: {e}", elf.display()));
-            gate(&mut report);
-            return report;
-        }
-    };
-    let scratch = match ScratchDir::new() {
-        Ok(dir) => dir,
-        Err(e) => {
-            report.verdict = setup_error(format!("cannot create a scratch directory for the QEMU plugin: {e}"));
-            gate(&mut report);
-            return report;
-        }
-    };
-    let results_file = scratch.0.join("plugin-results.txt");
+    let so = plugin::locate().map_err(setup_error)?;
+    let markers = so
+        .as_ref()
+        .map(|_| Markers::find(&image))
+        .transpose()
+        .map_err(|e| setup_error(format!("{}: {e}", elf.display())))?
+        .flatten();
+    let scratch = ScratchDir::new()
+        .map_err(|e| setup_error(format!("cannot create a scratch directory for the QEMU plugin: {e}")))?;
+    let results_file = scratch.path().join("plugin-results.txt");
     // Function regions and the stack probe need the plugin.
     if so.is_none() && (!scenario.regions.is_empty() || scenario.stack_probe) {
-        report.verdict = setup_error(format!(
+        return Err(setup_error(format!(
             "the scenario's `regions` and `stack-probe` need the QEMU plugin, which {}=off disabled",
             plugin::ENV
-        ));
-        gate(&mut report);
-        return report;
+        )));
     }
     // Function regions: the ELF's functions for the plugin's shadow stack, the named ones marked.
-    let functions_file = scratch.0.join("functions.txt");
+    let functions_file = scratch.path().join("functions.txt");
     let functions = if scenario.regions.is_empty() {
         None
     } else {
         let table = plugin::function_table(&image);
         let elf_name = report.elf.clone().unwrap_or_default();
-        let written = plugin::resolve_regions(&table, &scenario.regions, &elf_name).and_then(|regions| {
-            std::fs::write(&functions_file, plugin::functions_file(&table, &regions))
-                .map_err(|e| format!("cannot write {}: {e}", functions_file.display()))
-        });
-        if let Err(e) = written {
-            report.verdict = setup_error(e);
-            gate(&mut report);
-            return report;
-        }
+        plugin::resolve_regions(&table, &scenario.regions, &elf_name)
+            .and_then(|regions| {
+                std::fs::write(&functions_file, plugin::functions_file(&table, &regions))
+                    .map_err(|e| format!("cannot write {}: {e}", functions_file.display()))
+            })
+            .map_err(setup_error)?;
         Some(functions_file.as_path())
     };
-    let probe = if scenario.stack_probe {
-        match plugin::StackProbeRange::for_image(&image) {
-            Some(p) => Some(p),
-            None => {
-                report.verdict =
-                    setup_error(format!("{}: no vector table, so no initial SP for the stack probe", elf.display()));
-                gate(&mut report);
-                return report;
-            }
-        }
-    } else {
-        None
+    let probe = match scenario.stack_probe {
+        false => None,
+        true => Some(plugin::StackProbeRange::for_image(&image).ok_or_else(|| {
+            setup_error(format!("{}: no vector table, so no initial SP for the stack probe", elf.display()))
+        })?),
     };
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
@@ -306,47 +260,34 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     };
     let option = so.as_ref().map(|so| plugin::plugin_option_from(so, &results_file, &options));
 
-    // Contained: semihosting's host file access and commands are refused and reported; see
-    // contain.rs. Uncontained (trusted firmware): QEMU serves them from the host.
-    let outcome = if contained {
-        contain::run_contained_plugin(board, elf, scenario.timeout, option.as_deref()).map(|c| (None, Some(c)))
-    } else {
-        qemu::run_plugin(board, elf, scenario.timeout, option.as_deref()).map(|run| (Some(run), None))
-    };
-    let (native_run, contained_run) = match outcome {
-        Ok(pair) => pair,
-        Err(e) => {
-            report.verdict = setup_error(e.to_string());
-            gate(&mut report);
-            return report;
-        }
-    };
-    let run = contained_run.as_ref().map(|c| &c.run).or(native_run.as_ref()).expect("one of the runners ran");
+    // Run: contained (semihosting's host file access and commands refused and reported; see
+    // exec/contain.rs) or, for trusted firmware, natively.
+    let launch = Launch::new(board, elf, scenario.timeout).with_plugin(option.as_deref()).contained(contained);
+    let execution = exec::execute(&launch).map_err(|e| setup_error(e.to_string()))?;
+    let run = &execution.run;
     let results = so.is_some().then(|| PluginResults::read(&results_file));
     drop(scratch);
 
+    // Judge: the records, QEMU's end, the host's copy of the vectors, the plugin's word.
     let transcript = Transcript::parse(&run.stdout);
     let symbolize = |pc: u32| match image.symbolize(u64::from(pc)) {
         Some((name, off)) => format!("{name}+0x{off:x}"),
         None => "no symbol".to_string(),
     };
-    report.verdict = match &contained_run {
-        Some(c) => contain::judge(c, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
-        None => verdict::judge(run, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize),
-    };
+    let mut verdict = verdict::judge(&execution, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize);
     if let Some(vectors) = &scenario.vectors {
-        report.verdict = verdict::check_vectors(report.verdict.clone(), transcript.as_ref(), vectors);
+        verdict = verdict::check_vectors(verdict, transcript.as_ref(), vectors);
     }
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
         // The plugin refused to run (wrong QEMU, bad arguments): nothing else QEMU did counts.
-        report.verdict = setup_error(format!("{line} (QEMU: {})", run.command));
+        verdict = setup_error(format!("{line} (QEMU: {})", run.command));
     }
     // A run that passed must have complete plugin results; after a timeout, fault or lockup
     // they are missing by nature and the verdict already says why.
     let results = match results {
         Some(Err(e)) => {
-            if report.verdict.outcome == Outcome::Pass {
-                report.verdict = setup_error(e);
+            if verdict.outcome == Outcome::Pass {
+                verdict = setup_error(e);
             }
             None
         }
@@ -357,8 +298,8 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
                 (Some(Err(reason)), Some(model)) => Some(format!("unavailable: {reason} ({model})")),
                 _ => None,
             };
-            if report.verdict.outcome == Outcome::Pass && !r.errors.is_empty() {
-                report.verdict = Verdict {
+            if verdict.outcome == Outcome::Pass && !r.errors.is_empty() {
+                verdict = Verdict {
                     outcome: Outcome::Fail,
                     message: format!(
                         "region markers misused: {}; every mcubench_region_exit must match the innermost open region",
@@ -371,41 +312,9 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         None => None,
     };
     if let Ok(t) = &transcript {
-        let mut problems = Vec::new();
-        report.kats = t
-            .kats()
-            .map(|k| {
-                let (exact, cycles) = match (k.region, &results, markers.is_some()) {
-                    (Some(id), Some(r), true) => match r.single_activation(id) {
-                        Ok(n) => (Some(n), r.single_activation_cycles(id).ok().flatten()),
-                        Err(e) => {
-                            problems.push(format!("kat {}: {e}", k.id));
-                            (None, None)
-                        }
-                    },
-                    _ => (None, None),
-                };
-                let stack_lowest = match (k.region, &results, exact) {
-                    (Some(id), Some(r), Some(_)) => r.regions.get(&id).and_then(|s| s.stack_low),
-                    _ => None,
-                };
-                KatReport {
-                    id: k.id.clone(),
-                    alg: k.alg.clone(),
-                    op: k.op.clone(),
-                    result: k.result.clone(),
-                    instructions: exact.unwrap_or_else(|| board.ticks_to_instructions(k.ticks)),
-                    instructions_source: if exact.is_some() { CountSource::Plugin } else { CountSource::Systick },
-                    cycles,
-                    ticks: k.ticks,
-                    stack: k.stack,
-                    stack_lowest,
-                    heap: k.heap,
-                }
-            })
-            .collect();
-        if report.verdict.outcome == Outcome::Pass && !problems.is_empty() {
-            report.verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
+        let problems = kat_reports(report, board, t, results.as_ref(), markers.is_some());
+        if verdict.outcome == Outcome::Pass && !problems.is_empty() {
+            verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
         }
         report.stack_high_water = t.end().map(|e| e.stack);
         report.heap_peak = t.end().and_then(|e| e.heap);
@@ -416,8 +325,52 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
             report.stack_probe = Some(StackProbe { lowest: low, bytes: low.map_or(0, |l| p.hi.saturating_sub(l)) });
         }
     }
-    gate(&mut report);
-    report
+    Ok(verdict)
+}
+
+/// The KAT rows of a cell from its records, with exact counts and cycles from the plugin's
+/// region results where the firmware marked its KATs; returns what made counts unusable.
+fn kat_reports(
+    report: &mut CellReport,
+    board: &Board,
+    t: &Transcript,
+    results: Option<&PluginResults>,
+    marked: bool,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    report.kats = t
+        .kats()
+        .map(|k| {
+            let (exact, cycles) = match (k.region, results, marked) {
+                (Some(id), Some(r), true) => match r.single_activation(id) {
+                    Ok(n) => (Some(n), r.single_activation_cycles(id).ok().flatten()),
+                    Err(e) => {
+                        problems.push(format!("kat {}: {e}", k.id));
+                        (None, None)
+                    }
+                },
+                _ => (None, None),
+            };
+            let stack_lowest = match (k.region, results, exact) {
+                (Some(id), Some(r), Some(_)) => r.regions.get(&id).and_then(|s| s.stack_low),
+                _ => None,
+            };
+            KatReport {
+                id: k.id.clone(),
+                alg: k.alg.clone(),
+                op: k.op.clone(),
+                result: k.result.clone(),
+                instructions: exact.unwrap_or_else(|| board.ticks_to_instructions(k.ticks)),
+                instructions_source: if exact.is_some() { CountSource::Plugin } else { CountSource::Systick },
+                cycles,
+                ticks: k.ticks,
+                stack: k.stack,
+                stack_lowest,
+                heap: k.heap,
+            }
+        })
+        .collect();
+    problems
 }
 
 /// The function regions of a results file, in the scenario's order (a region never called has
@@ -497,26 +450,4 @@ fn load_runnable(elf: &Path, board: &Board) -> Result<ElfImage, Verdict> {
         )));
     }
     Ok(image)
-}
-
-/// A fresh, private directory for one QEMU run's plugin results, removed on drop. Unique per
-/// process and run, so parallel runs never share (or inherit) a results file.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new() -> std::io::Result<ScratchDir> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("mcubench-run-{}-{n}", std::process::id()));
-        // A leftover from an earlier process with the same pid must not be read as ours.
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir(&dir)?;
-        Ok(ScratchDir(dir))
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

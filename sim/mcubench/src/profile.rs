@@ -13,9 +13,10 @@ use std::time::Duration;
 use mcubench_elf::ElfImage;
 
 use crate::config::board::Board;
-use crate::exec::contain;
 use crate::exec::plugin::{self, Markers, PluginResults};
-use crate::exec::qemu::{self, ProcessEnd};
+use crate::exec::qemu::ProcessEnd;
+use crate::exec::scratch::ScratchDir;
+use crate::exec::{self, Launch};
 
 /// One function's share of a run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -45,19 +46,37 @@ pub struct Profile {
     pub folded: String,
 }
 
+/// Why a profile could not be made, by whose fault: the CLI maps each to its exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The ELF cannot be read (bad input).
+    #[error("{0}")]
+    Input(String),
+    /// The machine cannot do it: no plugin, no QEMU, no scratch space, plugin refused to load.
+    #[error("{0}")]
+    Setup(String),
+    /// The firmware's run gave nothing to profile: a timeout, a crash of QEMU, a refused host access.
+    #[error("{0}")]
+    Run(String),
+}
+
 /// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. The run
 /// must end (any exit code: a failing firmware can be profiled too, but a timeout is an error).
 /// `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host gets no profile.
-pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, String> {
-    let so = plugin::locate()?.ok_or_else(|| format!("profiling needs the QEMU plugin; unset {}", plugin::ENV))?;
-    let image = ElfImage::read(elf).map_err(|e| e.to_string())?;
-    let markers = Markers::find(&image)?;
-    let dir = tempfile_dir()?;
+pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, ProfileError> {
+    use ProfileError::{Input, Run, Setup};
+    let so = plugin::locate()
+        .map_err(Setup)?
+        .ok_or_else(|| Setup(format!("profiling needs the QEMU plugin; unset {}", plugin::ENV)))?;
+    let image = ElfImage::read(elf).map_err(|e| Input(e.to_string()))?;
+    let markers = Markers::find(&image).map_err(|e| Input(format!("{}: {e}", elf.display())))?;
+    let dir = ScratchDir::new().map_err(|e| Setup(format!("cannot create a scratch directory: {e}")))?;
     let functions = plugin::function_table(&image);
-    let functions_file = dir.0.join("functions.txt");
+    let functions_file = dir.path().join("functions.txt");
     let list = plugin::functions_file(&functions, &[]);
-    std::fs::write(&functions_file, list).map_err(|e| format!("cannot write {}: {e}", functions_file.display()))?;
-    let out = dir.0.join("results.txt");
+    std::fs::write(&functions_file, list)
+        .map_err(|e| Setup(format!("cannot write {}: {e}", functions_file.display())))?;
+    let out = dir.path().join("results.txt");
     let option = plugin::plugin_option_with(
         &so,
         &out,
@@ -65,28 +84,25 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
         Some(plugin::timing_core(board)),
         Some(&functions_file),
     );
-    let run = if contained {
-        let run = contain::run_contained_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?;
-        if let Some(e) = &run.start_error {
-            return Err(format!("QEMU never started the guest ({e}); no profile"));
-        }
-        if !run.events.is_empty() {
-            let events: Vec<String> = run.events.iter().map(|e| e.to_string()).collect();
-            return Err(format!("{}; no profile", events.join("; ")));
-        }
-        run.run
-    } else {
-        qemu::run_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?
-    };
+    let launch = Launch::new(board, elf, timeout).with_plugin(Some(&option)).contained(contained);
+    let execution = exec::execute(&launch).map_err(|e| Setup(e.to_string()))?;
+    if let Some(e) = &execution.start_error {
+        return Err(Setup(format!("QEMU never started the guest ({e}); no profile")));
+    }
+    if !execution.events.is_empty() {
+        let events: Vec<String> = execution.events.iter().map(|e| e.to_string()).collect();
+        return Err(Run(format!("{}; no profile", events.join("; "))));
+    }
+    let run = &execution.run;
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
-        return Err(line.to_string());
+        return Err(Setup(line.to_string()));
     }
     if !matches!(run.end, ProcessEnd::Exited(_)) {
-        return Err(format!("QEMU did not exit normally ({:?}); no profile", run.end));
+        return Err(Run(format!("QEMU did not exit normally ({:?}); no profile", run.end)));
     }
-    let results = PluginResults::read(&out)?;
+    let results = PluginResults::read(&out).map_err(Setup)?;
     let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
-    from_results(board, &results, &names)
+    from_results(board, &results, &names).map_err(Setup)
 }
 
 /// Builds the profile from a results file and the names of the functions file's lines.
@@ -187,26 +203,5 @@ impl Profile {
             self.insns,
             crate::report::render(&rows, 1)
         )
-    }
-}
-
-struct TempDir(std::path::PathBuf);
-
-fn tempfile_dir() -> Result<TempDir, String> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "mcubench-profile-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    Ok(TempDir(dir))
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

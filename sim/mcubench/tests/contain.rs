@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcubench::Board;
-use mcubench::exec::contain::{self, ContainedRun};
+use mcubench::exec::{self, Launch};
+use mcubench::exec::Execution;
 use mcubench::judge::protocol::Transcript;
 use mcubench::exec::qemu::{self, OUTPUT_LIMIT, ProcessEnd};
 use mcubench::judge::verdict::{Outcome, Verdict};
@@ -38,18 +39,18 @@ fn hostile(name: &str, arg: Option<&str>, dir: &Path) -> PathBuf {
 }
 
 struct Outcome3 {
-    run: ContainedRun,
+    run: Execution,
     verdict: Verdict,
     elapsed: Duration,
 }
 
 fn run(elf: &Path, timeout: Duration) -> Outcome3 {
     let started = Instant::now();
-    let run = contain::run_contained(board(), elf, timeout).unwrap();
+    let run = exec::execute(&Launch::new(board(), elf, timeout)).unwrap();
     let elapsed = started.elapsed();
     println!("{}: {elapsed:?}", elf.file_name().unwrap().display());
     let transcript = Transcript::parse(&run.run.stdout);
-    let verdict = contain::judge(&run, transcript.as_ref(), timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
+    let verdict = mcubench::judge::verdict::judge(&run, transcript.as_ref(), timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
     assert!(elapsed <= timeout + Duration::from_secs(5), "took {elapsed:?} (timeout {timeout:?}): {}", verdict.message);
     assert!(run.start_error.is_none(), "{:?}", run.start_error);
     Outcome3 { run, verdict, elapsed }
@@ -176,6 +177,30 @@ fn a_flood_of_output_is_cut_and_stopped_fast() {
     assert!(r.elapsed < Duration::from_secs(5), "stopped after {:?}", r.elapsed);
 }
 
+/// The firmware writes QEMU's lockup dump and the plugin's error line on the semihosting console,
+/// then exits with failure. The console is not QEMU's stderr, so the run stays a failure: not a
+/// fault at a PC of the firmware's choosing, not a setup error. Both runners.
+#[test]
+fn firmware_cannot_relabel_its_failure_through_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = hostile("relabel", None, dir.path());
+    let r = run(&elf, TIMEOUT);
+    let native = exec::execute(&Launch::new(board(), &elf, TIMEOUT).contained(false)).unwrap();
+    for (execution, runner) in [(&r.run, "contained"), (&native, "native")] {
+        let transcript = Transcript::parse(&execution.run.stdout);
+        let v = mcubench::judge::verdict::judge(execution, transcript.as_ref(), 5.0, &|pc| format!("f@{pc:x}"));
+        assert_eq!(execution.run.end, ProcessEnd::Exited(1), "{runner}");
+        assert!(execution.run.console.contains("R15=00001234"), "{runner}: {}", execution.run.console);
+        assert!(!execution.run.stderr.contains("R15="), "{runner}: {}", execution.run.stderr);
+        assert!(
+            !matches!(v.outcome, Outcome::Fault | Outcome::SetupError | Outcome::Pass),
+            "{runner}: {:?}: {}",
+            v.outcome,
+            v.message
+        );
+    }
+}
+
 #[test]
 fn one_huge_write_is_refused_by_qemu() {
     let dir = tempfile::tempdir().unwrap();
@@ -200,7 +225,7 @@ fn console_calls_are_served_without_events() {
         assert!(r.run.run.stdout.contains(line), "{line:?} in {}", r.run.run.stdout);
     }
     // SYS_WRITEC and SYS_WRITE0 go to stderr, as natively.
-    assert!(r.run.run.stderr.starts_with("Cwrite0\n"), "{}", r.run.run.stderr);
+    assert_eq!(r.run.run.console, "Cwrite0\n", "{}", r.run.run.stderr);
 }
 
 /// The contained runner counts what the native one does, byte for byte: SysTick ticks, the
@@ -228,8 +253,8 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
             let core = Some(mcubench_timing::Core::CortexM4);
             mcubench::exec::plugin::plugin_option_with(&so, &out(name), markers.as_ref(), core, None)
         };
-        let native = qemu::run_plugin(board, &elf, timeout, Some(&option("native"))).unwrap();
-        let contained = contain::run_contained_plugin(board, &elf, timeout, Some(&option("contained"))).unwrap();
+        let native = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("native"))).contained(false)).map(|e| e.run).unwrap();
+        let contained = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("contained")))).unwrap();
         let (n, c) = (Transcript::parse(&native.stdout).unwrap(), Transcript::parse(&contained.run.stdout).unwrap());
         let kats = |t: &Transcript| t.kats().map(|k| (k.id.clone(), k.out.clone(), k.region)).collect::<Vec<_>>();
         assert!(!kats(&n).is_empty(), "{}", native.stdout);
@@ -237,7 +262,7 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
         assert_eq!(native.stdout, contained.run.stdout, "{}", elf.display());
         let results = |name: &str| std::fs::read_to_string(out(name)).unwrap();
         assert_eq!(results("native"), results("contained"), "{}", elf.display());
-        let v = contain::judge(&contained, Ok(&c), 30.0, &|pc| format!("{pc:x}"));
+        let v = mcubench::judge::verdict::judge(&contained, Ok(&c), 30.0, &|pc| format!("{pc:x}"));
         assert_eq!(v.outcome, Outcome::Pass, "{}", v.message);
         assert_eq!(contained.run.end, native.end);
         assert!(contained.events.is_empty());
@@ -255,7 +280,7 @@ fn the_plugin_runs_inside_the_sandbox() {
     let out = dir.path().join("results.txt");
     let elf = common::c_firmware("kat-crc32");
     let option = mcubench::exec::plugin::plugin_option(&so, &out, None);
-    let run = contain::run_contained_plugin(board(), &elf, TIMEOUT, Some(&option)).unwrap();
+    let run = exec::execute(&Launch::new(board(), &elf, TIMEOUT).with_plugin(Some(&option))).unwrap();
     assert_eq!(run.run.end, ProcessEnd::Exited(0), "{}", run.run.stderr);
     let results = mcubench::exec::plugin::PluginResults::read(&out).unwrap();
     assert!(results.errors.is_empty(), "{:?}", results.errors);
@@ -285,7 +310,7 @@ fn firmware_reaches_no_network() {
     };
 
     // QEMU's default: the attack works.
-    let mut args = qemu::command_line(board(), &elf);
+    let mut args = qemu::command_line(board(), &elf, None, None);
     let nic = args.iter().position(|a| a == "-nic").expect("mcubench passes -nic none");
     assert_eq!(args.drain(nic..nic + 2).collect::<Vec<_>>(), ["-nic", "none"]);
     let mut child = std::process::Command::new(qemu::QEMU)
@@ -303,7 +328,7 @@ fn firmware_reaches_no_network() {
     // mcubench's runners: no connection, and the firmware ran to its end.
     let r = run(&elf, TIMEOUT);
     assert!(r.run.run.stdout.contains(&format!("syn r={port}\n")), "{}", r.run.run.stdout);
-    let native = qemu::run(board(), &elf, TIMEOUT).unwrap();
+    let native = exec::execute(&Launch::new(board(), &elf, TIMEOUT).contained(false)).map(|e| e.run).unwrap();
     assert!(native.stdout.contains(&format!("syn r={port}\n")), "{}", native.stdout);
     assert!(!connected(Duration::from_secs(1)), "the firmware reached the host's loopback");
 }
@@ -320,11 +345,11 @@ fn a_qemu_that_never_starts_the_guest_is_a_setup_error() {
     let elf = common::c_firmware("kat-crc32");
     let timeout = Duration::from_secs(2);
     let started = Instant::now();
-    let run = contain::run_contained_with(&fake, board(), &elf, timeout, None).unwrap();
+    let run = exec::execute(&Launch::new(board(), &elf, timeout).with_qemu(&fake).with_plugin(None)).unwrap();
     assert!(started.elapsed() < timeout + Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(run.run.end, ProcessEnd::TimedOut);
     assert!(run.events.is_empty(), "{:?}", run.events);
-    let verdict = contain::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), 2.0, &|pc| format!("{pc:x}"));
+    let verdict = mcubench::judge::verdict::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), 2.0, &|pc| format!("{pc:x}"));
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
     assert!(verdict.message.contains("QEMU never started the guest"), "{}", verdict.message);
 }

@@ -18,8 +18,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcubench::Board;
+use mcubench::exec::{self, Launch};
 use mcubench::exec::plugin::{self, Markers, PluginResults};
-use mcubench::exec::qemu::{self, ProcessEnd};
+use mcubench::exec::qemu::ProcessEnd;
 use mcubench_elf::ElfImage;
 use mcubench_thumb::{Arch, Decoder};
 use mcubench_timing::{Core, Model};
@@ -41,7 +42,7 @@ fn run(elf: &Path, board: &Board) -> PluginResults {
         ..plugin::PluginOptions::default()
     };
     let option = plugin::plugin_option_from(&so, &out, &options);
-    let run = qemu::run_plugin(board, elf, Duration::from_secs(20), Some(&option)).unwrap();
+    let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}\n{}", run.command, run.stdout, run.stderr);
     PluginResults::read(&out).unwrap()
 }
@@ -157,7 +158,7 @@ mod function_regions {
             ..plugin::PluginOptions::default()
         };
         let option = plugin::plugin_option_from(&so, &out, &options);
-        let run = qemu::run_plugin(board, elf, Duration::from_secs(20), Some(&option)).unwrap();
+        let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
         assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
         PluginResults::read(&out).unwrap()
     }

@@ -6,7 +6,8 @@ mod common;
 use std::time::Duration;
 
 use mcubench::exec::plugin::{self, Markers, PluginResults};
-use mcubench::exec::qemu::{self, ProcessEnd};
+use mcubench::exec::{self, Launch};
+use mcubench::exec::qemu::ProcessEnd;
 use mcubench::report::{CountSource, RunReport};
 use mcubench::judge::verdict::Outcome;
 use mcubench::{RunOptions, Scenario, run_scenario};
@@ -91,7 +92,7 @@ fn every_kat_region_runs_once_and_the_results_file_is_complete() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
     let option = plugin::plugin_option(&so, &out, Some(&markers));
-    let run = qemu::run_plugin(board, &elf, Duration::from_secs(20), Some(&option)).unwrap();
+    let run = exec::execute(&Launch::new(board, &elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}", run.stderr);
     let r = PluginResults::read(&out).unwrap();
     assert!(r.errors.is_empty() && r.open.is_empty(), "{r:?}");
@@ -106,7 +107,7 @@ fn a_plugin_that_refuses_its_arguments_is_loud() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
     let so = plugin::locate().unwrap().expect("plugin enabled");
     let option = format!("{},out=/dev/null,bogus=1", so.display());
-    let run = qemu::run_plugin(board, &elf, Duration::from_secs(10), Some(&option)).unwrap();
+    let run = exec::execute(&Launch::new(board, &elf, Duration::from_secs(10)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(1));
     assert!(run.stderr.contains("mcubench-qemu-plugin: error: unknown argument `bogus`"), "{}", run.stderr);
 }

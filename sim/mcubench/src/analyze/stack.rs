@@ -52,51 +52,37 @@ pub fn is_scenario_path(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
-/// Analyses every board × profile of the scenario at `path` (those named by `board` and
-/// `profile` when given): builds Cargo firmware as `mcubench run` does (or takes the prebuilt
+/// Why `mcubench stack SCENARIO` could not analyse a scenario: bad input, or a build that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioStackError {
+    #[error("{0}")]
+    Input(String),
+    #[error(transparent)]
+    Build(#[from] crate::build::BuildError),
+}
+
+/// Analyses every board × profile of the scenario at `path` (those named by `boards` and
+/// `profiles` when given): builds Cargo firmware as `mcubench run` does (or takes the prebuilt
 /// ELF) and uses `annotations`, else the scenario's own annotation file when it has one
 /// ([`crate::stack_annotations::path_for_scenario`]).
 pub fn analyze_scenario(
     path: &Path,
-    board: Option<&str>,
-    profile: Option<&str>,
+    boards: &[String],
+    profiles: &[String],
     annotations: Option<&Path>,
-) -> Result<Vec<Cell>, String> {
-    use crate::config::scenario::{Firmware, Scenario};
-    let s = Scenario::load(path).map_err(|e| e.to_string())?;
-    let boards: Vec<&Board> = s.boards.iter().copied().filter(|b| board.is_none_or(|n| b.name == n)).collect();
-    if let Some(n) = board
-        && boards.is_empty()
-    {
-        return Err(format!("--board {n}: the scenario has no such board"));
-    }
-    let profiles: Vec<_> = s.profiles.iter().filter(|p| profile.is_none_or(|n| p.name == n)).collect();
-    if let Some(n) = profile
-        && profiles.is_empty()
-    {
-        return Err(format!("--profile {n}: the scenario has no such profile"));
-    }
+) -> Result<Vec<Cell>, ScenarioStackError> {
+    use ScenarioStackError::Input;
+    let mut s = crate::config::scenario::Scenario::load(path).map_err(|e| Input(e.to_string()))?;
+    s.restrict(boards, profiles).map_err(Input)?;
     let own = crate::stack_annotations::path_for_scenario(path);
     let annotations = annotations.map(Path::to_path_buf).or_else(|| own.is_file().then_some(own));
-    let target_root = match &s.firmware {
-        Firmware::Cargo { package_dir, .. } => {
-            Some(crate::build::target_directory(package_dir).map_err(|e| e.to_string())?)
-        }
-        Firmware::Elf { .. } => None,
-    };
+    let source = crate::build::ElfSource::new(&s.firmware)?;
     let mut cells = Vec::new();
-    for &b in &boards {
-        for p in &profiles {
-            let elf = match (&s.firmware, &target_root) {
-                (Firmware::Elf { path }, _) => path.clone(),
-                (Firmware::Cargo { package_dir, bin, features }, Some(root)) => {
-                    let fw = crate::build::CargoFirmware { package_dir, bin, features };
-                    crate::build::build(&fw, root, b, p).map_err(|e| e.to_string())?
-                }
-                (Firmware::Cargo { .. }, None) => unreachable!("target directory of Cargo firmware"),
-            };
-            let image = ElfImage::read(&elf).map_err(|e| e.to_string())?;
-            let (report, ignored) = analyze(&image, b, annotations.as_deref())?;
+    for &b in &s.boards {
+        for p in &s.profiles {
+            let elf = source.elf(b, p)?;
+            let image = ElfImage::read(&elf).map_err(|e| Input(e.to_string()))?;
+            let (report, ignored) = analyze(&image, b, annotations.as_deref()).map_err(Input)?;
             cells.push(Cell { board: b.name.to_string(), profile: p.name.clone(), elf, report, ignored });
         }
     }

@@ -471,6 +471,24 @@ impl Scenario {
         self.profiles.iter().find(|p| p.name == profile).map(|p| p.regressions).unwrap_or_default()
     }
 
+    /// Keeps only the named boards and profiles (all of them when a list is empty); a name the
+    /// scenario lacks is an error that names the flag.
+    pub fn restrict(&mut self, boards: &[String], profiles: &[String]) -> Result<(), String> {
+        if let Some(n) = boards.iter().find(|n| !self.boards.iter().any(|b| b.name == n.as_str())) {
+            return Err(format!("--board {n}: the scenario has no such board"));
+        }
+        if let Some(n) = profiles.iter().find(|n| !self.profiles.iter().any(|p| &p.name == *n)) {
+            return Err(format!("--profile {n}: the scenario has no such profile"));
+        }
+        if !boards.is_empty() {
+            self.boards.retain(|b| boards.iter().any(|n| n == b.name));
+        }
+        if !profiles.is_empty() {
+            self.profiles.retain(|p| profiles.contains(&p.name));
+        }
+        Ok(())
+    }
+
     /// A one-cell scenario for `mcubench run --elf FILE --board NAME`.
     pub fn for_elf(elf: &Path, board: &'static Board, budgets: Budgets, timeout: Duration) -> Scenario {
         Scenario {

@@ -8,7 +8,7 @@
 //! runner, which lets them through while QEMU initialises and refuses them (`EACCES`) from the
 //! moment the guest starts ([`qmp`]: QEMU starts with its CPU held, and the runner starts it over
 //! QMP). Each refusal is recorded as a [`SemihostingEvent`] with the path or command read from
-//! QEMU's memory, and [`judge`] fails the run naming it. Console output (SYS_WRITE to `:tt`,
+//! QEMU's memory, and the verdict ([`crate::judge::verdict`]) fails the run naming it. Console output (SYS_WRITE to `:tt`,
 //! SYS_WRITEC, SYS_WRITE0) and SYS_EXIT work as natively: they touch no path.
 //!
 //! Nothing about the guest's timing changes: semihosting is served natively, without stopping
@@ -39,18 +39,18 @@ mod seccomp;
 use std::fmt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
 
+use super::scratch::ScratchDir;
+use super::{Execution, Launch};
 use crate::config::board::Board;
-use crate::judge::protocol::{ProtocolError, Transcript};
-use crate::exec::qemu::{self, ProcessEnd, QEMU, QemuError, QemuRun};
-use crate::judge::verdict::{Outcome, Verdict};
+use crate::exec::qemu::{self, ProcessEnd, QemuError};
 
 /// QEMU's own seccomp filter on top of ours: no privilege changes, no obsolete system calls, no
 /// scheduler/resource changes.
@@ -85,29 +85,14 @@ impl fmt::Display for SemihostingEvent {
     }
 }
 
-/// What happened in a contained run: the [`QemuRun`] plus what the firmware attempted.
-#[derive(Debug, Clone)]
-pub struct ContainedRun {
-    /// QEMU's end and output, as the uncontained runner describes them (stdout: semihosting
-    /// console, UART and monitor; stderr: SYS_WRITEC/SYS_WRITE0, QEMU's errors).
-    pub run: QemuRun,
-    /// Refused host accesses, in order (at most [`MAX_EVENTS`]).
-    pub events: Vec<SemihostingEvent>,
-    /// Refused accesses beyond [`MAX_EVENTS`], counted only.
-    pub events_dropped: u64,
-    /// Why QEMU never started the guest, when it stayed alive without doing so (a QMP failure);
-    /// `None` when the guest started or QEMU ended by itself first (its stderr says why).
-    pub start_error: Option<String>,
-}
-
-/// The QEMU command line for a contained run: [`qemu::command_line_with`] with the CPU held at
-/// reset (`-S`), a QMP monitor on the inherited socket `fd`, and QEMU's seccomp sandbox.
-pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, fd: i32) -> Vec<String> {
-    let mut args = qemu::command_line_with(board, elf, plugin);
+/// The QEMU command line for a contained run: [`qemu::command_line`] with the CPU held at
+/// reset (`-S`), a QMP monitor on the inherited socket `qmp_fd`, and QEMU's seccomp sandbox.
+pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, console_fd: i32, qmp_fd: i32) -> Vec<String> {
+    let mut args = qemu::command_line(board, elf, plugin, Some(console_fd));
     args.extend([
         "-S".to_string(),
         "-chardev".into(),
-        format!("socket,id={CHARDEV_ID},fd={fd}"),
+        format!("socket,id={CHARDEV_ID},fd={qmp_fd}"),
         "-mon".into(),
         format!("chardev={CHARDEV_ID},mode=control"),
         "-sandbox".into(),
@@ -116,28 +101,8 @@ pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, fd: i32) ->
     args
 }
 
-pub fn run_contained(board: &Board, elf: &Path, timeout: Duration) -> Result<ContainedRun, QemuError> {
-    run_contained_with(QEMU.as_ref(), board, elf, timeout, None)
-}
-
-/// Like [`run_contained`], loading the TCG plugin with this `-plugin` value when given.
-pub fn run_contained_plugin(
-    board: &Board,
-    elf: &Path,
-    timeout: Duration,
-    plugin: Option<&str>,
-) -> Result<ContainedRun, QemuError> {
-    run_contained_with(QEMU.as_ref(), board, elf, timeout, plugin)
-}
-
-/// Like [`run_contained_plugin`] with an explicit QEMU executable.
-pub fn run_contained_with(
-    qemu: &Path,
-    board: &Board,
-    elf: &Path,
-    timeout: Duration,
-    plugin: Option<&str>,
-) -> Result<ContainedRun, QemuError> {
+/// Runs `launch` contained (see the module documentation).
+pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError> {
     use std::os::unix::process::CommandExt;
 
     if !seccomp::available() {
@@ -148,26 +113,31 @@ pub fn run_contained_with(
         ));
     }
     // The ELF path must not depend on the working directory we give QEMU.
-    let elf = std::path::absolute(elf).map_err(QemuError::Spawn)?;
+    let elf = std::path::absolute(launch.elf).map_err(QemuError::Spawn)?;
     let scratch = ScratchDir::new().map_err(QemuError::Spawn)?;
     let (qmp_ours, qmp_theirs) = UnixStream::pair().map_err(QemuError::Spawn)?;
     let (listener_ours, listener_theirs) = UnixStream::pair().map_err(QemuError::Spawn)?;
+    let (console_ours, console_theirs) = qemu::console_channel().map_err(QemuError::Spawn)?;
     let qmp_fd = qmp_theirs.as_raw_fd();
     let listener_fd = listener_theirs.as_raw_fd();
-    let args = command_line(board, &elf, plugin, qmp_fd);
+    let console_fd = console_theirs.as_raw_fd();
+    let args = command_line(launch.board, &elf, launch.plugin, console_fd, qmp_fd);
     let filter = seccomp::filter();
 
-    let mut cmd = Command::new(qemu);
-    cmd.args(&args).current_dir(&scratch.0).env_clear();
+    let mut cmd = Command::new(launch.qemu);
+    cmd.args(&args).current_dir(scratch.path()).env_clear();
     if let Some(path) = std::env::var_os("PATH") {
         cmd.env("PATH", path);
     }
     // SAFETY: only async-signal-safe system calls between fork and exec; `filter` is built above.
     unsafe {
         cmd.pre_exec(move || {
-            // Both QMP ends are close-on-exec (so no other child inherits them); QEMU keeps its end.
-            if libc::fcntl(qmp_fd, libc::F_SETFD, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
+            // The QMP and console ends are close-on-exec (so no other child inherits them); QEMU
+            // keeps its ends.
+            for fd in [qmp_fd, console_fd] {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
             let space = libc::rlimit { rlim_cur: ADDRESS_SPACE_LIMIT, rlim_max: ADDRESS_SPACE_LIMIT };
@@ -195,7 +165,8 @@ pub fn run_contained_with(
         std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
-    let run = qemu::execute(cmd, timeout, Duration::from_millis(20));
+    let console = qemu::Console { ours: console_ours, theirs: console_theirs };
+    let run = qemu::execute(cmd, launch.timeout, Duration::from_millis(20), console);
     // Only QEMU's copies may stay open, so that the threads see it go (or never start).
     drop(qmp_theirs);
     drop(listener_theirs);
@@ -211,73 +182,7 @@ pub fn run_contained_with(
         (Err(e), false, ProcessEnd::TimedOut) => Some(e),
         _ => None,
     };
-    Ok(ContainedRun { run, events: refusals.events, events_dropped: refusals.dropped, start_error })
-}
-
-/// The verdict for a contained run: [`crate::judge::verdict::judge`], except that any refused host
-/// access makes a run that would pass (or say nothing) fail, and is named in every message.
-pub fn judge(
-    run: &ContainedRun,
-    transcript: Result<&Transcript, &ProtocolError>,
-    timeout_secs: f64,
-    symbolize: &dyn Fn(u32) -> String,
-) -> Verdict {
-    if let Some(e) = &run.start_error {
-        return Verdict {
-            outcome: Outcome::SetupError,
-            message: format!("QEMU never started the guest ({e}); QEMU: {}", run.run.command),
-        };
-    }
-    let base = crate::judge::verdict::judge(&run.run, transcript, timeout_secs, symbolize);
-    if run.events.is_empty() {
-        return base;
-    }
-    let mut attempts: Vec<String> = run.events.iter().map(|e| e.to_string()).collect();
-    if run.events_dropped > 0 {
-        attempts.push(format!("and {} more", run.events_dropped));
-    }
-    let outcome = match base.outcome {
-        Outcome::Pass | Outcome::NoVerdict => Outcome::Fail,
-        other => other,
-    };
-    let mut message = format!(
-        "the firmware tried to reach the host through semihosting, which mcubench refuses (only console \
-         output and exit are allowed): {}",
-        attempts.join("; ")
-    );
-    if !base.message.is_empty() {
-        message.push_str("; besides: ");
-        message.push_str(&base.message);
-    }
-    Verdict { outcome, message }
-}
-
-/// A private directory for QEMU's working directory, removed on drop.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new() -> std::io::Result<ScratchDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let nanos =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-            let dir = base.join(format!("mcubench-qemu-{}-{n}-{nanos:08x}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-                Ok(()) => return Ok(ScratchDir(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    Ok(Execution { run, events: refusals.events, events_dropped: refusals.dropped, start_error })
 }
 
 /// A path or command as the event shows it: printable, quoted, bounded.
@@ -317,8 +222,8 @@ mod tests {
     #[test]
     fn the_command_line_is_the_native_one_plus_containment() {
         let board = Board::find("mps2-an386").unwrap();
-        let native = qemu::command_line(board, Path::new("/fw.elf"));
-        let contained = command_line(board, Path::new("/fw.elf"), None, 7);
+        let native = qemu::command_line(board, Path::new("/fw.elf"), None, Some(5));
+        let contained = command_line(board, Path::new("/fw.elf"), None, 5, 7);
         assert_eq!(contained[..native.len()], native[..]);
         assert_eq!(
             contained[native.len()..].join(" "),
@@ -332,7 +237,7 @@ mod tests {
     fn a_scratch_dir_is_private_and_removed() {
         use std::os::unix::fs::PermissionsExt;
         let dir = ScratchDir::new().unwrap();
-        let path = dir.0.clone();
+        let path = dir.path().to_path_buf();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o700);
         std::fs::write(path.join("core"), b"x").unwrap();
         drop(dir);

@@ -1,7 +1,73 @@
-//! Running firmware: the QEMU command line and process supervision ([`qemu`]), containment of
-//! untrusted firmware ([`contain`]), and the TCG plugin that counts instructions and estimates
-//! cycles ([`plugin`]: where it is, its arguments, its results).
+//! Running firmware: one [`execute`] for every QEMU run, contained or not. [`qemu`] builds the
+//! command line and supervises the process (timeout, output cap, process group); [`contain`]
+//! wraps it for untrusted firmware; [`plugin`] finds the TCG plugin and reads its results.
 
 pub mod contain;
 pub mod plugin;
 pub mod qemu;
+pub mod scratch;
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::config::board::Board;
+pub use contain::SemihostingEvent;
+pub use qemu::{ProcessEnd, QEMU, QemuError, QemuRun};
+
+/// One run to make: which ELF on which board, with what limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    /// The QEMU executable ([`QEMU`] on PATH unless a test gives another).
+    pub qemu: &'a Path,
+    pub board: &'a Board,
+    pub elf: &'a Path,
+    /// Wall-clock limit; QEMU's whole process group is killed past it.
+    pub timeout: Duration,
+    /// The `-plugin` value (see [`plugin`]), if the TCG plugin is to be loaded.
+    pub plugin: Option<&'a str>,
+    /// Contained (the default; see [`contain`]) or native semihosting for trusted firmware.
+    pub contain: bool,
+}
+
+impl<'a> Launch<'a> {
+    /// A contained run of `elf` on `board` without the plugin.
+    pub fn new(board: &'a Board, elf: &'a Path, timeout: Duration) -> Launch<'a> {
+        Launch { qemu: Path::new(QEMU), board, elf, timeout, plugin: None, contain: true }
+    }
+
+    pub fn with_plugin(self, plugin: Option<&'a str>) -> Launch<'a> {
+        Launch { plugin, ..self }
+    }
+
+    pub fn contained(self, contain: bool) -> Launch<'a> {
+        Launch { contain, ..self }
+    }
+
+    pub fn with_qemu(self, qemu: &'a Path) -> Launch<'a> {
+        Launch { qemu, ..self }
+    }
+}
+
+/// What happened in one run: QEMU's end and output, and (contained) what the firmware tried to
+/// reach on the host.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    pub run: QemuRun,
+    /// Refused host accesses, in order (at most [`contain::MAX_EVENTS`]); none when uncontained.
+    pub events: Vec<SemihostingEvent>,
+    /// Refused accesses beyond [`contain::MAX_EVENTS`], counted only.
+    pub events_dropped: u64,
+    /// Why QEMU never started the guest, when it stayed alive without doing so (a QMP failure);
+    /// `None` when the guest started or QEMU ended by itself first (its stderr says why).
+    pub start_error: Option<String>,
+}
+
+/// Runs `launch` and collects what happened, without judging it.
+pub fn execute(launch: &Launch<'_>) -> Result<Execution, QemuError> {
+    if launch.contain {
+        contain::run_contained(launch)
+    } else {
+        let run = qemu::run_uncontained(launch)?;
+        Ok(Execution { run, events: Vec::new(), events_dropped: 0, start_error: None })
+    }
+}

@@ -9,6 +9,8 @@
 //! arguments as `key=value` options after the path; see [`crate::exec::plugin`]).
 
 use std::io::Read;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -38,8 +40,12 @@ pub enum ProcessEnd {
 #[derive(Debug, Clone)]
 pub struct QemuRun {
     pub end: ProcessEnd,
+    /// Semihosting stdout (SYS_WRITE to `:tt`), UART output and QEMU's monitor.
     pub stdout: String,
+    /// QEMU's own messages (and the TCG plugin's): never the firmware's.
     pub stderr: String,
+    /// The firmware's SYS_WRITEC/SYS_WRITE0 output (QEMU's semihosting console chardev).
+    pub console: String,
     pub command: String,
 }
 
@@ -57,33 +63,36 @@ pub enum QemuError {
     Containment(String),
 }
 
-pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {
-    command_line_with(board, elf, None)
+/// The chardev that carries the firmware's semihosting console writes (SYS_WRITEC, SYS_WRITE0)
+/// to the runner, apart from QEMU's own stderr: what QEMU says about the run (a lockup, a plugin
+/// refusing to load, a bad command line) can then never be written by the firmware.
+pub const CONSOLE_CHARDEV: &str = "mcubench-console";
+
+/// QEMU's arguments for one run of `elf` on `board`: with an optional `-plugin` value (see
+/// [`crate::exec::plugin`]) and, when given, the inherited socket `console_fd` as the
+/// semihosting console (without it, SYS_WRITEC/SYS_WRITE0 go to QEMU's stderr).
+pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, console_fd: Option<i32>) -> Vec<String> {
+    let semihosting = match console_fd {
+        Some(_) => format!("enable=on,target=native,chardev={CONSOLE_CHARDEV}"),
+        None => "enable=on,target=native".to_string(),
+    };
+    let console = console_fd.into_iter().flat_map(|fd| ["-chardev".to_string(), format!("socket,id={CONSOLE_CHARDEV},fd={fd}")]);
+    let plugin = plugin.into_iter().flat_map(|p| ["-plugin".to_string(), p.to_string()]);
+    ["-machine", board.qemu_machine, "-cpu", board.qemu_cpu, "-nographic"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(console)
+        .chain(["-semihosting-config".to_string(), semihosting])
+        .chain(["-icount", "shift=0", "-no-reboot", "-nic", "none", "-kernel"].iter().map(|s| s.to_string()))
+        .chain([elf.display().to_string()])
+        .chain(plugin)
+        .collect()
 }
 
-/// [`command_line`] with an optional `-plugin` value (see [`crate::exec::plugin::plugin_option`]).
-pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec<String> {
-    let plugin = plugin.into_iter().flat_map(|p| ["-plugin".to_string(), p.to_string()]);
-    [
-        "-machine",
-        board.qemu_machine,
-        "-cpu",
-        board.qemu_cpu,
-        "-nographic",
-        "-semihosting-config",
-        "enable=on,target=native",
-        "-icount",
-        "shift=0",
-        "-no-reboot",
-        "-nic",
-        "none",
-        "-kernel",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([elf.display().to_string()])
-    .chain(plugin)
-    .collect()
+/// A socket pair for the semihosting console: the runner reads the first, QEMU inherits the
+/// second (see [`command_line`]).
+pub(crate) fn console_channel() -> std::io::Result<(UnixStream, UnixStream)> {
+    UnixStream::pair()
 }
 
 /// Reads a stream to the end, keeping at most [`OUTPUT_LIMIT`] bytes and raising `overflow` past it.
@@ -147,31 +156,42 @@ fn kill_group(pid: u32) {
     }
 }
 
-pub fn run(board: &Board, elf: &Path, timeout: Duration) -> Result<QemuRun, QemuError> {
-    run_with(QEMU.as_ref(), board, elf, timeout)
+/// Runs `launch` without containment (trusted firmware only): semihosting reaches the host.
+pub(crate) fn run_uncontained(launch: &super::Launch<'_>) -> Result<QemuRun, QemuError> {
+    use std::os::unix::process::CommandExt;
+    let (console, console_theirs) = console_channel().map_err(QemuError::Spawn)?;
+    let console_fd = console_theirs.as_raw_fd();
+    let mut cmd = Command::new(launch.qemu);
+    cmd.args(command_line(launch.board, launch.elf, launch.plugin, Some(console_fd)));
+    // SAFETY: one async-signal-safe call between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(console_fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    execute(cmd, launch.timeout, Duration::from_millis(50), Console { ours: console, theirs: console_theirs })
 }
 
-/// Like [`run`] with an explicit QEMU executable (tests use a missing one).
-pub fn run_with(qemu: &Path, board: &Board, elf: &Path, timeout: Duration) -> Result<QemuRun, QemuError> {
-    run_args(qemu, command_line(board, elf), timeout)
-}
-
-/// Like [`run`], loading the TCG plugin with this `-plugin` value when given.
-pub fn run_plugin(board: &Board, elf: &Path, timeout: Duration, plugin: Option<&str>) -> Result<QemuRun, QemuError> {
-    run_args(QEMU.as_ref(), command_line_with(board, elf, plugin), timeout)
-}
-
-fn run_args(qemu: &Path, args: Vec<String>, timeout: Duration) -> Result<QemuRun, QemuError> {
-    let mut cmd = Command::new(qemu);
-    cmd.args(&args);
-    execute(cmd, timeout, Duration::from_millis(50))
+/// The semihosting console socket of one run: the runner's end, and QEMU's end, which the runner
+/// closes once QEMU has it so that the console ends when QEMU does.
+pub(crate) struct Console {
+    pub(crate) ours: UnixStream,
+    pub(crate) theirs: UnixStream,
 }
 
 /// The one way QEMU is run, contained or not: `cmd` (QEMU with its arguments and any set-up)
 /// gets stdin from /dev/null, piped output capped at [`OUTPUT_LIMIT`] per stream, its own
 /// process group, and the wall-clock `timeout` (checked every `poll`); its whole group is killed
 /// at the end, even after a normal exit, so nothing it started survives.
-pub(crate) fn execute(mut cmd: Command, timeout: Duration, poll: Duration) -> Result<QemuRun, QemuError> {
+pub(crate) fn execute(
+    mut cmd: Command,
+    timeout: Duration,
+    poll: Duration,
+    console: Console,
+) -> Result<QemuRun, QemuError> {
     use std::os::unix::process::CommandExt;
 
     let program = cmd.get_program().to_string_lossy().into_owned();
@@ -183,14 +203,18 @@ pub(crate) fn execute(mut cmd: Command, timeout: Duration, poll: Duration) -> Re
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().map_err(
             |e| if e.kind() == std::io::ErrorKind::NotFound { QemuError::NotFound } else { QemuError::Spawn(e) },
         )?;
+    drop(console.theirs);
     let overflow = Arc::new(AtomicBool::new(false));
     let out = collect(child.stdout.take().expect("piped"), overflow.clone());
     let err = collect(child.stderr.take().expect("piped"), overflow.clone());
+    let con = collect(console.ours, overflow.clone());
     let end = supervise(&mut child, timeout, &overflow, poll)?;
     kill_group(child.id());
-    let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-    let stderr = without_nic_warning(String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned());
-    Ok(QemuRun { end, stdout, stderr, command })
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    let stdout = text(out.join().unwrap_or_default());
+    let stderr = without_nic_warning(text(err.join().unwrap_or_default()));
+    let console = text(con.join().unwrap_or_default());
+    Ok(QemuRun { end, stdout, stderr, console, command })
 }
 
 /// `stderr` without the warning QEMU prints at start-up for boards whose on-board Ethernet
@@ -203,9 +227,10 @@ pub(crate) fn without_nic_warning(mut stderr: String) -> String {
     stderr
 }
 
-/// The program counter QEMU prints when it aborts on a lockup (`R15=xxxxxxxx` in its register dump).
+/// The program counter QEMU prints when it aborts on a lockup (`R15=xxxxxxxx` in its register
+/// dump, the last thing it writes).
 pub fn lockup_pc(stderr: &str) -> Option<u32> {
-    let at = stderr.find("R15=")?;
+    let at = stderr.rfind("R15=")?;
     u32::from_str_radix(stderr.get(at + 4..at + 12)?, 16).ok()
 }
 

@@ -5,8 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::judge::protocol::{KatResult, Transcript};
+use crate::exec::Execution;
 use crate::exec::qemu::{ProcessEnd, QemuRun};
+use crate::judge::protocol::{KatResult, ProtocolError, Transcript};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -45,10 +46,51 @@ impl Verdict {
     }
 }
 
-/// `symbolize` turns an address into `name+0xoff` for fault messages.
+/// The verdict for one run. A contained run that never started its guest is a setup error; any
+/// refused host access makes a run that would pass (or say nothing) fail, and is named in every
+/// message. `symbolize` turns an address into `name+0xoff` for fault messages.
 pub fn judge(
+    execution: &Execution,
+    transcript: Result<&Transcript, &ProtocolError>,
+    timeout_secs: f64,
+    symbolize: &dyn Fn(u32) -> String,
+) -> Verdict {
+    if let Some(e) = &execution.start_error {
+        return Verdict::new(
+            Outcome::SetupError,
+            format!("QEMU never started the guest ({e}); QEMU: {}", execution.run.command),
+        );
+    }
+    let base = judge_run(&execution.run, transcript, timeout_secs, symbolize);
+    if execution.events.is_empty() {
+        return base;
+    }
+    let mut attempts: Vec<String> = execution.events.iter().map(|e| e.to_string()).collect();
+    if execution.events_dropped > 0 {
+        attempts.push(format!("and {} more", execution.events_dropped));
+    }
+    let outcome = match base.outcome {
+        Outcome::Pass | Outcome::NoVerdict => Outcome::Fail,
+        other => other,
+    };
+    let mut message = format!(
+        "the firmware tried to reach the host through semihosting, which mcubench refuses (only console \
+         output and exit are allowed): {}",
+        attempts.join("; ")
+    );
+    if !base.message.is_empty() {
+        message.push_str("; besides: ");
+        message.push_str(&base.message);
+    }
+    Verdict { outcome, message }
+}
+
+/// The verdict from QEMU's end, its own stderr and the firmware's records alone. `run.stderr`
+/// holds only what QEMU and the plugin wrote (the firmware's SYS_WRITEC/SYS_WRITE0 go to
+/// `run.console`), so what it says about a lockup or a setup problem cannot be forged.
+pub fn judge_run(
     run: &QemuRun,
-    transcript: Result<&Transcript, &crate::judge::protocol::ProtocolError>,
+    transcript: Result<&Transcript, &ProtocolError>,
     timeout_secs: f64,
     symbolize: &dyn Fn(u32) -> String,
 ) -> Verdict {
@@ -210,13 +252,13 @@ mod tests {
     use super::*;
 
     fn run(end: ProcessEnd, stdout: &str, stderr: &str) -> QemuRun {
-        QemuRun { end, stdout: stdout.into(), stderr: stderr.into(), command: String::new() }
+        QemuRun { end, stdout: stdout.into(), stderr: stderr.into(), console: String::new(), command: String::new() }
     }
 
     fn verdict(end: ProcessEnd, stdout: &str, stderr: &str) -> Verdict {
         let r = run(end, stdout, stderr);
         let t = Transcript::parse(&r.stdout);
-        judge(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"))
+        judge_run(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"))
     }
 
     const KAT: &str = "@mcubench/1 kat id=a alg=SHA3-256 op=hash result=pass ticks=1 stack=8 out=00\n";
@@ -305,7 +347,7 @@ mod tests {
         .unwrap();
         let r = run(end, stdout, "");
         let t = Transcript::parse(&r.stdout);
-        let v = judge(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"));
+        let v = judge_run(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"));
         check_vectors(v, t.as_ref(), &vectors)
     }
 

@@ -25,3 +25,45 @@ impl RunReport {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::{BudgetCheck, BudgetStatus, Metric};
+    use crate::report::CellReport;
+
+    fn report() -> RunReport {
+        let board = crate::Board::find("mps2-an386").expect("built-in board");
+        let mut cell = CellReport::unrun(0, board, "speed");
+        cell.budgets.push(BudgetCheck {
+            metric: Metric::Flash,
+            subject: None,
+            limit: 10,
+            actual: Some(5),
+            status: BudgetStatus::Ok,
+        });
+        RunReport { schema: SCHEMA.into(), tool_version: "0.1.0".into(), scenario: "s".into(), cells: vec![cell] }
+    }
+
+    /// Fields may be added within `mcubench-run/1` (the schema reference says so): a report
+    /// written by a newer mcubench, with fields this one does not know at every level, must
+    /// still be read (e.g. a newer main's baseline diffed by an older pull request).
+    #[test]
+    fn a_report_with_fields_added_at_every_level_is_read() {
+        let mut value: serde_json::Value = serde_json::from_str(&report().to_json()).expect("json");
+        value["added_top"] = 1.into();
+        let cell = &mut value["cells"][0];
+        cell["added_cell"] = "x".into();
+        cell["verdict"]["added_verdict"] = true.into();
+        cell["budgets"][0]["added_budget"] = 2.into();
+        let read = RunReport::from_json(&value.to_string()).expect("fields added within the schema are accepted");
+        assert_eq!(read.to_json(), report().to_json());
+    }
+
+    #[test]
+    fn another_schema_is_refused_by_name() {
+        let text = report().to_json().replace(SCHEMA, "mcubench-run/2");
+        let e = RunReport::from_json(&text).unwrap_err();
+        assert!(e.contains("schema `mcubench-run/2`"), "{e}");
+    }
+}

@@ -27,9 +27,17 @@ fn escape(text: &str) -> String {
     out
 }
 
+/// One JUnit test case; a failed one carries its element (`failure` or `error`), its `type`
+/// (what failed: the KAT, the run's outcome, or `budget`) and the message.
 struct Case {
     name: String,
-    failure: Option<(&'static str, String)>,
+    failure: Option<Failure>,
+}
+
+struct Failure {
+    element: &'static str,
+    kind: &'static str,
+    message: String,
 }
 
 pub fn to_junit(report: &RunReport) -> String {
@@ -38,24 +46,36 @@ pub fn to_junit(report: &RunReport) -> String {
     for cell in &report.cells {
         let mut cases = Vec::new();
         for k in &cell.kats {
-            let failure = (k.result == KatResult::Fail)
-                .then(|| ("failure", format!("{} {}: KAT failed (see the run message: expected vs got)", k.alg, k.op)));
+            let failure = (k.result == KatResult::Fail).then(|| Failure {
+                element: "failure",
+                kind: "fail",
+                message: format!("{} {}: KAT failed (see the run message: expected vs got)", k.alg, k.op),
+            });
             cases.push(Case { name: k.id.clone(), failure });
         }
         if cell.verdict.outcome != Outcome::Pass {
             // A KAT failure is already reported per KAT; anything else is an error of the run.
-            let kind = if cell.verdict.outcome == Outcome::Fail { "failure" } else { "error" };
+            let element = if cell.verdict.outcome == Outcome::Fail { "failure" } else { "error" };
             cases.push(Case {
                 name: "run".into(),
-                failure: Some((kind, format!("{}: {}", cell.verdict.outcome.label(), cell.verdict.message))),
+                failure: Some(Failure {
+                    element,
+                    kind: cell.verdict.outcome.label(),
+                    message: format!("{}: {}", cell.verdict.outcome.label(), cell.verdict.message),
+                }),
             });
         }
         for b in &cell.budgets {
-            let failure = (b.status != BudgetStatus::Ok).then(|| ("failure", b.describe()));
+            // A crossed budget is a failure of its own kind, whatever the run's outcome was.
+            let failure = (b.status != BudgetStatus::Ok).then(|| Failure {
+                element: "failure",
+                kind: "budget",
+                message: b.describe(),
+            });
             cases.push(Case { name: format!("budget.{}", b.name()), failure });
         }
-        let suite_failures = cases.iter().filter(|c| matches!(c.failure, Some(("failure", _)))).count();
-        let suite_errors = cases.iter().filter(|c| matches!(c.failure, Some(("error", _)))).count();
+        let count = |element: &str| cases.iter().filter(|c| c.failure.as_ref().is_some_and(|f| f.element == element)).count();
+        let (suite_failures, suite_errors) = (count("failure"), count("error"));
         total += cases.len();
         failures += suite_failures;
         errors += suite_errors;
@@ -72,15 +92,14 @@ pub fn to_junit(report: &RunReport) -> String {
                     let _ =
                         writeln!(suites, "    <testcase classname=\"{classname}\" name=\"{}\"/>", escape(&case.name));
                 }
-                Some((kind, message)) => {
+                Some(Failure { element, kind, message }) => {
                     let _ =
                         writeln!(suites, "    <testcase classname=\"{classname}\" name=\"{}\">", escape(&case.name));
                     let first_line = message.lines().next().unwrap_or_default();
                     let _ = writeln!(
                         suites,
-                        "      <{kind} message=\"{}\" type=\"{}\">{}</{kind}>",
+                        "      <{element} message=\"{}\" type=\"{kind}\">{}</{element}>",
                         escape(first_line),
-                        cell.verdict.outcome.label(),
                         escape(&message)
                     );
                     let _ = writeln!(suites, "    </testcase>");
@@ -102,5 +121,34 @@ mod tests {
     #[test]
     fn escapes_markup_and_control_characters() {
         assert_eq!(escape("a<b>&\"'\u{1}"), "a&lt;b&gt;&amp;&quot;&apos;\u{fffd}");
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+    use crate::gate::{BudgetCheck, Metric};
+    use crate::judge::verdict::Verdict;
+    use crate::report::{CellReport, SCHEMA};
+
+    /// A budget crossed in a run that passed is a failure of type `budget`, not of type `pass`.
+    #[test]
+    fn a_budget_overrun_in_a_passing_run_has_type_budget() {
+        let board = crate::Board::find("mps2-an386").expect("built-in board");
+        let mut cell = CellReport::unrun(0, board, "speed");
+        cell.verdict = Verdict { outcome: Outcome::Pass, message: String::new() };
+        cell.budgets.push(BudgetCheck {
+            metric: Metric::Flash,
+            subject: None,
+            limit: 10,
+            actual: Some(20),
+            status: BudgetStatus::Exceeded,
+        });
+        let report =
+            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), cells: vec![cell] };
+        let xml = to_junit(&report);
+        assert!(xml.contains("type=\"budget\""), "{xml}");
+        assert!(!xml.contains("type=\"pass\""), "{xml}");
+        assert!(xml.contains("failures=\"1\" errors=\"0\""), "{xml}");
     }
 }

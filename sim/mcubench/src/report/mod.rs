@@ -34,7 +34,6 @@ pub enum CountSource {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct KatReport {
     pub id: String,
     pub alg: String,
@@ -61,7 +60,6 @@ pub struct KatReport {
 
 /// Count, total, min and max over the calls of one function region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct PerCall {
     pub total: u64,
     pub min: u64,
@@ -72,7 +70,6 @@ pub struct PerCall {
 /// measured inclusively from its first instruction to the return (semantics:
 /// `sim/qemu-plugin/src/calls.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RegionReport {
     /// The name as the scenario gives it.
     pub name: String,
@@ -90,7 +87,6 @@ pub struct RegionReport {
 
 /// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct StackProbe {
     /// Lowest stack address written by a store (stores by the reset handler and the firmware's
     /// stack-painting helpers excluded); `None` when nothing was written.
@@ -100,7 +96,6 @@ pub struct StackProbe {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CellReport {
     /// Position in the scenario's board × profile matrix (board-major); `merge` restores the
     /// scenario's order from it.
@@ -146,7 +141,6 @@ pub struct CellReport {
 /// The static stack bound of a cell's ELF: the reset path, and the main stack with every exception
 /// handler nested on top of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct StaticStack {
     /// `exact`, `bounded` (assumptions listed by `mcubench stack`) or `unbounded`.
     pub kind: String,
@@ -159,6 +153,32 @@ pub struct StaticStack {
 }
 
 impl CellReport {
+    /// A cell that has not run yet: no ELF, no measurements, a setup-error verdict with no
+    /// message until the pipeline says more.
+    pub fn unrun(index: usize, board: &crate::Board, profile: &str) -> CellReport {
+        CellReport {
+            index,
+            board: board.name.into(),
+            core: board.core,
+            profile: profile.into(),
+            elf: None,
+            elf_sha256: None,
+            toolchain: Vec::new(),
+            verdict: Verdict { outcome: Outcome::SetupError, message: String::new() },
+            instructions_per_tick: board.instructions_per_tick(),
+            cycle_model: None,
+            kats: Vec::new(),
+            stack_high_water: None,
+            heap_peak: None,
+            stack_probe: None,
+            stack_static: None,
+            memory: None,
+            budgets: Vec::new(),
+            regions: Vec::new(),
+            annotations_ignored: Vec::new(),
+        }
+    }
+
     pub fn flash_bytes(&self) -> Option<u64> {
         self.memory.as_ref().map(|m| m.flash.used)
     }
@@ -180,7 +200,6 @@ impl CellReport {
 /// Documented field by field in `sim/mcubench/REPORT.md`; `schema` changes when a field changes
 /// meaning or goes away.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RunReport {
     pub schema: String,
     pub tool_version: String,

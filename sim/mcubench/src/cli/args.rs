@@ -1,0 +1,114 @@
+//! Options and value parsers shared by several subcommands, and the output helpers they use.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::Error;
+use crate::config::board::Board;
+use crate::config::units::{Bytes, Timeout};
+use crate::report::RunReport;
+use crate::shard::Shard;
+
+/// Output formats of commands that print a run report.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Markdown,
+    Junit,
+    /// OpenMetrics text (GitLab's `metrics.txt`, dashboards).
+    Openmetrics,
+}
+
+/// Output formats of the analysis commands.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    Table,
+    Json,
+}
+
+/// `--no-contain`, for the commands that run firmware.
+#[derive(Args, Clone, Copy)]
+pub struct ContainArgs {
+    /// Run QEMU without containment, for trusted firmware only: semihosting then reaches
+    /// host files and commands. By default every run is contained (file access and host
+    /// commands refused and reported; see README "Untrusted firmware").
+    #[arg(long)]
+    pub no_contain: bool,
+}
+
+/// A built-in board by name.
+pub fn board(name: &str) -> Result<&'static Board, String> {
+    Board::find(name).ok_or_else(|| format!("unknown board `{name}`; known boards: {}", Board::names().join(", ")))
+}
+
+/// A size such as `24KiB`.
+pub fn bytes(text: &str) -> Result<Bytes, String> {
+    Bytes::parse(text)
+}
+
+/// A duration such as `20s`.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    Timeout::parse(text).map(|t| t.0)
+}
+
+/// `I/N`.
+pub fn shard(text: &str) -> Result<Shard, String> {
+    text.parse()
+}
+
+/// The report in `format`.
+pub fn render(report: &RunReport, format: Format) -> String {
+    match format {
+        Format::Json => report.to_json(),
+        Format::Table => report.to_table(),
+        Format::Markdown => crate::report::markdown::to_markdown(report, None),
+        Format::Junit => crate::report::junit::to_junit(report),
+        Format::Openmetrics => crate::report::openmetrics::to_openmetrics(report),
+    }
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a report.
+pub fn write_atomically(path: &Path, contents: &str) -> Result<(), Error> {
+    let name = path.file_name().ok_or_else(|| Error::Input(format!("{}: not a file path", path.display())))?;
+    let tmp = path.with_file_name(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Input(format!("{}: cannot write the report: {e}", path.display()))
+    })
+}
+
+/// `$GITHUB_STEP_SUMMARY` collects several steps' output: append instead of replacing.
+pub fn append(path: &Path, contents: &str) -> Result<(), Error> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(contents.as_bytes()))
+        .map_err(|e| Error::Input(format!("{}: cannot write the summary: {e}", path.display())))
+}
+
+pub fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Reports from files or directories of shard reports.
+pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<RunReport>, Error> {
+    let mut reports = Vec::new();
+    for p in paths {
+        reports.extend(crate::diff::load_reports(p)?);
+    }
+    Ok(reports)
+}
+
+/// The error for annotation entries that name nothing in any of the `builds` analysed.
+pub fn unknown_annotations(unknown: &[crate::stack_annotations::Ignored], builds: usize) -> Error {
+    let lines: Vec<String> = unknown.iter().map(|u| u.to_string()).collect();
+    let scope = if builds == 1 { "this build".to_string() } else { format!("any of the {builds} builds") };
+    Error::Input(format!("{}\n(not in {scope}: fix the name or remove the entry)", lines.join("\n")))
+}

@@ -1,0 +1,69 @@
+//! `mcubench profile`: per-function estimated cycles of a whole run, folded stacks, flame graph.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::args::{self, ContainArgs};
+use super::{Error, Exit};
+use crate::build::ElfSource;
+use crate::config::scenario::{PREBUILT_PROFILE, Scenario};
+
+#[derive(Args)]
+pub struct ProfileArgs {
+    /// Scenario YAML file (or use --elf).
+    #[arg(required_unless_present = "elf", conflicts_with = "elf")]
+    scenario: Option<PathBuf>,
+    #[arg(long)]
+    elf: Option<PathBuf>,
+    /// Board to run on (a scenario's first board by default).
+    #[arg(long)]
+    board: Option<String>,
+    /// Build profile of the scenario (its first by default).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Directory for `<board>-<profile>.folded` and `.svg`.
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
+    /// Functions listed in the table.
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Wall-clock limit for the run.
+    #[arg(long, default_value = "60s", value_parser = args::duration)]
+    timeout: Duration,
+    #[command(flatten)]
+    contain: ContainArgs,
+}
+
+pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
+    let (elf, board, profile_name) = match (&a.scenario, &a.elf) {
+        (None, Some(elf)) => {
+            let name = a.board.as_deref().ok_or_else(|| Error::Input("--elf needs --board".into()))?;
+            (elf.clone(), args::board(name).map_err(Error::Input)?, PREBUILT_PROFILE.to_string())
+        }
+        (Some(path), None) => {
+            let mut s = Scenario::load(path)?;
+            let boards: Vec<String> = a.board.iter().cloned().collect();
+            let profiles: Vec<String> = a.profile.iter().cloned().collect();
+            s.restrict(&boards, &profiles).map_err(Error::Input)?;
+            let (board, profile) = (s.boards[0], &s.profiles[0]);
+            let elf = ElfSource::new(&s.firmware)?.elf(board, profile)?;
+            (elf, board, profile.name.clone())
+        }
+        _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
+    };
+    let result = crate::profile::profile(board, &elf, a.timeout, !a.contain.no_contain)?;
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::Input(format!("{}: {e}", a.out.display())))?;
+    let stem = a.out.join(format!("{}-{profile_name}", board.name));
+    let folded = stem.with_extension("folded");
+    args::write_atomically(&folded, &result.folded)?;
+    let svg = stem.with_extension("svg");
+    let title = format!("{} on {} ({profile_name}): est. cycles", elf.display(), board.name);
+    let bytes = result.flame_graph_svg(&title).map_err(Error::Setup)?;
+    args::write_atomically(&svg, &String::from_utf8_lossy(&bytes))?;
+    args::print(&result.table(a.top));
+    println!();
+    eprintln!("mcubench: wrote {} and {}", folded.display(), svg.display());
+    Ok(Exit::Pass)
+}

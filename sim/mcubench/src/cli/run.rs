@@ -1,0 +1,171 @@
+//! `mcubench run`: build and run a scenario (or one prebuilt ELF) and print the results.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use mcubench_elf::ElfImage;
+
+use super::args::{self, ContainArgs, Format};
+use super::{Error, Exit};
+use crate::config::board::Board;
+use crate::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Firmware, Scenario};
+use crate::shard::Shard;
+use crate::{RunOptions, run_scenario};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Scenario YAML file.
+    #[arg(required_unless_present = "elf", conflicts_with = "elf")]
+    scenario: Option<PathBuf>,
+    /// Run this prebuilt ELF instead of a scenario (needs --board).
+    #[arg(long, requires = "boards")]
+    elf: Option<PathBuf>,
+    /// Board to run on; with a scenario, restricts it to these boards.
+    #[arg(long = "board", value_name = "NAME")]
+    boards: Vec<String>,
+    /// Restrict a scenario to these profiles.
+    #[arg(long = "profile", value_name = "NAME")]
+    profiles: Vec<String>,
+    /// Run only shard I of N of the board × profile matrix (join shards with `merge`).
+    #[arg(long, value_name = "I/N", value_parser = args::shard)]
+    shard: Option<Shard>,
+    /// Wall-clock limit per run for --elf, e.g. `20s` (a scenario sets its own `timeout`).
+    #[arg(long, requires = "elf", value_parser = args::duration)]
+    timeout: Option<Duration>,
+    /// Budgets for --elf: flash, static RAM and stack, e.g. `--flash-budget 24KiB`.
+    #[arg(long, requires = "elf", value_parser = args::bytes)]
+    flash_budget: Option<Bytes>,
+    #[arg(long, requires = "elf", value_parser = args::bytes)]
+    ram_budget: Option<Bytes>,
+    #[arg(long, requires = "elf", value_parser = args::bytes)]
+    stack_budget: Option<Bytes>,
+    /// Whole-run heap peak the firmware reports (`heap=` on `end`), e.g. `--heap-budget 4KiB`.
+    #[arg(long, requires = "elf", value_parser = args::bytes)]
+    heap_budget: Option<Bytes>,
+    /// The host's copy of the KAT vectors for --elf (as `firmware.vectors` in a scenario):
+    /// every `kat` record is checked against it, so a forged `result=pass` fails.
+    #[arg(long, requires = "elf", value_name = "FILE")]
+    vectors: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Also write the JSON report here (written whole or not at all).
+    #[arg(long, value_name = "FILE")]
+    json_output: Option<PathBuf>,
+    /// Also write JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    junit_output: Option<PathBuf>,
+    /// Also write the Markdown summary here (e.g. "$GITHUB_STEP_SUMMARY", which is appended to).
+    #[arg(long, value_name = "FILE")]
+    markdown_output: Option<PathBuf>,
+    /// Also write OpenMetrics text here (e.g. GitLab's `metrics.txt`; written whole or not at all).
+    #[arg(long, value_name = "FILE")]
+    metrics_output: Option<PathBuf>,
+    /// QEMU runs at once (default: number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    contain: ContainArgs,
+}
+
+impl RunArgs {
+    /// The scenario to run: the file, or a one-cell scenario for `--elf` with the flags' budgets.
+    fn scenario(&self) -> Result<Scenario, Error> {
+        let scenario = match (&self.scenario, &self.elf) {
+            (Some(path), None) => {
+                let mut s = Scenario::load(path)?;
+                // A prebuilt ELF scenario runs on the boards it names; `--board` picks among a
+                // built scenario's boards.
+                let boards = if matches!(s.firmware, Firmware::Cargo { .. }) { &self.boards[..] } else { &[] };
+                s.restrict(boards, &self.profiles).map_err(Error::Input)?;
+                s
+            }
+            (None, Some(elf)) => {
+                let [name] = &self.boards[..] else {
+                    return Err(Error::Input("--elf runs on exactly one --board".into()));
+                };
+                let board: &'static Board = args::board(name).map_err(Error::Input)?;
+                let budgets = Budgets {
+                    flash: self.flash_budget,
+                    ram: self.ram_budget,
+                    stack: self.stack_budget,
+                    stack_static: None,
+                    heap: self.heap_budget,
+                };
+                if !elf.is_file() {
+                    return Err(Error::Input(format!("{}: no such file", elf.display())));
+                }
+                let mut s = Scenario::for_elf(elf, board, budgets, self.timeout.unwrap_or(DEFAULT_TIMEOUT));
+                if let Some(path) = &self.vectors {
+                    s.vectors = Some(crate::config::vectors::Vectors::load(path)?);
+                }
+                s.restrict(&[], &self.profiles).map_err(Error::Input)?;
+                s
+            }
+            _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
+        };
+        // Bad input before any work, so it exits 2 with no report written: an ELF that is not a
+        // 32-bit little-endian ARM ELF, an impossible budget (see config/budgets.rs).
+        if let Firmware::Elf { path } = &scenario.firmware {
+            ElfImage::read(path)?;
+        }
+        for warning in crate::config::budgets::check(&scenario).map_err(Error::Input)? {
+            eprintln!("mcubench: warning: {warning}");
+        }
+        Ok(scenario)
+    }
+}
+
+pub fn run(a: RunArgs) -> Result<Exit, Error> {
+    let scenario = a.scenario()?;
+    // Bars and colours only for a person at a terminal: never in CI logs or pipes.
+    let ci = std::env::var_os("CI").is_some();
+    let color = !ci && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+    let mut options = RunOptions {
+        progress: !a.quiet,
+        progress_bar: !a.quiet && !ci && std::io::stderr().is_terminal(),
+        contain: !a.contain.no_contain,
+        shard: a.shard,
+        ..RunOptions::default()
+    };
+    if let Some(j) = a.jobs {
+        options.jobs = j.max(1);
+    }
+    // The scenario's stack annotation file is input too: malformed, it is refused before any
+    // work; naming a function no cell has, after the run and before any report.
+    let annotations = crate::stack_annotations::path_for_scenario(&scenario.source);
+    if annotations.is_file() {
+        crate::stack_annotations::AnnotationFile::load(&annotations)?;
+    }
+    let report = run_scenario(&scenario, &options);
+    if options.shard.is_none() {
+        // A shard sees only some builds: a name may live in another shard's.
+        let per_build: Vec<&[_]> = report.cells.iter().map(|c| c.annotations_ignored.as_slice()).collect();
+        let unknown = crate::stack_annotations::unknown_everywhere(&per_build);
+        if !unknown.is_empty() {
+            return Err(args::unknown_annotations(&unknown, report.cells.len()));
+        }
+    }
+    if let Some(path) = &a.json_output {
+        args::write_atomically(path, &report.to_json())?;
+    }
+    if let Some(path) = &a.junit_output {
+        args::write_atomically(path, &crate::report::junit::to_junit(&report))?;
+    }
+    if let Some(path) = &a.markdown_output {
+        args::append(path, &crate::report::markdown::to_markdown(&report, None))?;
+    }
+    if let Some(path) = &a.metrics_output {
+        args::write_atomically(path, &crate::report::openmetrics::to_openmetrics(&report))?;
+    }
+    args::print(&match a.format {
+        Format::Table => report.to_table_colored(color),
+        other => args::render(&report, other),
+    });
+    Ok(report.status().into())
+}
