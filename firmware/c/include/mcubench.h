@@ -1,5 +1,5 @@
 /*
- * mcubench result protocol (firmware/PROTOCOL.md, version 1) for C firmware built with
+ * mcubench result protocol (docs/src/reference/protocol.md, version 1) for C firmware built with
  * arm-none-eabi-gcc: ARM semihosting through `bkpt 0xab`, one semihosting write per record,
  * SysTick tick counting with 64-bit wrap extension, stack painting, a HardFault handler that
  * writes the `fault` record, and SYS_EXIT.
@@ -307,7 +307,7 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
     return m;
 }
 
-/* ---- region markers (firmware/PROTOCOL.md, "Region markers") ---------------------------- */
+/* ---- region markers (docs/src/reference/protocol.md, "Region markers") ----------------- */
 
 /* One word per region id; mcubench_region_enter(id) stores 1 and mcubench_region_exit(id)
  * stores 0 (different values, so the compiler never merges the two functions), each with one

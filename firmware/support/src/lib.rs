@@ -1,4 +1,4 @@
-//! mcubench firmware support: the result protocol (see `firmware/PROTOCOL.md`), fault and
+//! mcubench firmware support: the result protocol (`docs/src/reference/protocol.md`), fault and
 //! panic reporting, SysTick instruction counting, region markers for the host's QEMU plugin and
 //! stack measurement.
 //!
