@@ -92,7 +92,7 @@ impl BudgetCheck {
             ),
             _ if self.metric == Metric::Heap => format!(
                 "heap unknown (the firmware reported no heap peak: it never allocated, or does not measure \
-                 its heap; see README, \"Heap\"): cannot show it is within {} B",
+                 its heap; see docs/src/guide/heap.md): cannot show it is within {} B",
                 self.limit
             ),
             _ => format!("{} unknown (not measured): cannot show it is within {} B", self.metric.label(), self.limit),

@@ -267,7 +267,7 @@ fn run_elf_works_as_a_cargo_runner() {
 }
 
 /// Every field path of a real report, pinned: renaming, removing or retyping a field shows up as
-/// a snapshot change, which must come with a `schema` bump (REPORT.md says when).
+/// a snapshot change, which must come with a `schema` bump (docs/src/reference/report-schema.md says when).
 #[test]
 fn the_report_schema_is_stable() {
     fn paths(v: &serde_json::Value, at: String, out: &mut std::collections::BTreeSet<String>) {

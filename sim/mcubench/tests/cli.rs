@@ -89,7 +89,9 @@ fn the_same_elf_gives_byte_identical_reports() {
 #[case(&["size", "--board", "stm32", "Cargo.toml"], "unknown board `stm32`")]
 #[case(&["run", "--elf", "/nonexistent.elf", "--board", "microbit"], "/nonexistent.elf: no such file")]
 #[case(&["run", "/nonexistent.yaml"], "/nonexistent.yaml: cannot read the scenario file")]
-#[case(&["run", "--elf", "Cargo.toml", "--board", "microbit", "--timeout", "soon"], "--timeout: `soon` is not a duration")]
+#[case(&["run", "--elf", "Cargo.toml", "--board", "microbit", "--timeout", "soon"], "`soon` is not a duration")]
+#[case(&["run", "--elf", "Cargo.toml", "--board", "microbit", "--flash-budget", "lots"], "`lots` is not a size")]
+#[case(&["run", "--shard", "3/2", "x.yaml"], "`3/2` is not a shard")]
 fn bad_input_is_a_clear_error_with_exit_2(#[case] args: &[&str], #[case] expected: &str) {
     let out = common::mcubench().args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -132,4 +134,39 @@ fn every_run_is_contained_unless_told_otherwise() {
         .unwrap();
     let text = stdout(&out);
     assert!(!text.contains("firmware attempted"), "{text}");
+}
+
+/// A firmware that does not build, or a run that times out, is the machine's or the firmware's
+/// problem, never "bad input": exit 1 from every command that builds or runs, with the cause shown.
+#[test]
+fn build_failures_and_timeouts_exit_1_not_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let fw = dir.path().join("broken");
+    std::fs::create_dir_all(fw.join("src")).unwrap();
+    std::fs::write(
+        fw.join("Cargo.toml"),
+        "[package]\nname = \"broken\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(fw.join("src/main.rs"), "compile_error!(\"broken on purpose\");\n").unwrap();
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(&scenario, "name: s\nfirmware: { cargo: broken }\nboards: [mps2-an386]\n").unwrap();
+    let out_dir = dir.path().join("prof");
+    for args in [vec!["stack"], vec!["profile", "--out", out_dir.to_str().unwrap()]] {
+        let out = common::mcubench().args(&args).arg(&scenario).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("broken on purpose"), "{args:?}: {stderr}");
+    }
+    let hang = common::c_firmware("hostile-silent-hang");
+    let out = common::mcubench()
+        .args(["profile", "--board", "mps2-an386", "--timeout", "1s", "--out"])
+        .arg(&out_dir)
+        .arg("--elf")
+        .arg(&hang)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("TimedOut"), "{stderr}");
 }

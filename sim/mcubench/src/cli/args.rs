@@ -35,7 +35,7 @@ pub enum TextFormat {
 pub struct ContainArgs {
     /// Run QEMU without containment, for trusted firmware only: semihosting then reaches
     /// host files and commands. By default every run is contained (file access and host
-    /// commands refused and reported; see README "Untrusted firmware").
+    /// commands refused and reported; see docs/src/explain/containment.md).
     #[arg(long)]
     pub no_contain: bool,
 }

@@ -31,7 +31,7 @@ pub const FILE_NAME: &str = "libmcubench_qemu_plugin.so";
 /// First line of a results file this host reads.
 pub const RESULTS_HEADER: &str = "mcubench-qemu-plugin/3";
 
-/// Symbols the firmware defines for region markers (see `firmware/PROTOCOL.md`).
+/// Symbols the firmware defines for region markers (see `docs/src/reference/protocol.md`).
 pub const ENTER_SYMBOL: &str = "mcubench_region_enter";
 pub const EXIT_SYMBOL: &str = "mcubench_region_exit";
 pub const REGIONS_SYMBOL: &str = "MCUBENCH_REGIONS";

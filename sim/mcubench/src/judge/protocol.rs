@@ -1,4 +1,4 @@
-//! The firmware → host result protocol, version 1 (see `firmware/PROTOCOL.md`).
+//! The firmware → host result protocol, version 1 (see `docs/src/reference/protocol.md`).
 //!
 //! Records are lines on semihosting stdout that start with [`PREFIX`]; every other line is firmware
 //! log. Parsing is strict: a record with an unknown kind, a missing or unknown field, or a malformed

@@ -143,7 +143,7 @@ pub fn judge_run(
         Err(e) => {
             return Verdict::new(
                 Outcome::Fail,
-                format!("{e}; fix the firmware's record output (see firmware/PROTOCOL.md)"),
+                format!("{e}; fix the firmware's record output (see docs/src/reference/protocol.md)"),
             );
         }
     };

@@ -27,7 +27,7 @@ pub const SCHEMA: &str = "mcubench-run/1";
 #[serde(rename_all = "lowercase")]
 pub enum CountSource {
     /// Exact: the QEMU plugin's count between the operation's region markers (the operation plus
-    /// a constant marker overhead of a few instructions; see `firmware/PROTOCOL.md`).
+    /// a constant marker overhead of a few instructions; see `docs/src/reference/protocol.md`).
     Plugin,
     /// SysTick ticks × instructions per tick under `-icount shift=0`: resolution one tick.
     Systick,
@@ -197,7 +197,7 @@ impl CellReport {
 }
 
 /// One run of a scenario: the document `--format json` prints and `mcubench diff`/`merge` read.
-/// Documented field by field in `sim/mcubench/REPORT.md`; `schema` changes when a field changes
+/// Documented field by field in `docs/src/reference/report-schema.md`; `schema` changes when a field changes
 /// meaning or goes away.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunReport {
