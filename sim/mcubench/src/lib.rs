@@ -28,6 +28,7 @@ pub mod build;
 pub mod cli;
 pub mod config;
 pub mod diff;
+pub mod error;
 pub mod exec;
 pub mod fuzzing;
 pub mod gate;
@@ -39,6 +40,7 @@ pub mod shard;
 pub mod stack_annotations;
 
 pub use config::board::{BOARDS, Board};
+pub use error::Error;
 pub use config::scenario::Scenario;
 pub use pipeline::{RunOptions, run_scenario};
 pub use report::{RunReport, Status};

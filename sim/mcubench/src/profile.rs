@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use mcubench_elf::ElfImage;
 
+use crate::Error;
 use crate::config::board::Board;
 use crate::exec::plugin::{self, Markers, PluginResults};
 use crate::exec::qemu::ProcessEnd;
@@ -46,25 +47,11 @@ pub struct Profile {
     pub folded: String,
 }
 
-/// Why a profile could not be made, by whose fault: the CLI maps each to its exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum ProfileError {
-    /// The ELF cannot be read (bad input).
-    #[error("{0}")]
-    Input(String),
-    /// The machine cannot do it: no plugin, no QEMU, no scratch space, plugin refused to load.
-    #[error("{0}")]
-    Setup(String),
-    /// The firmware's run gave nothing to profile: a timeout, a crash of QEMU, a refused host access.
-    #[error("{0}")]
-    Run(String),
-}
-
 /// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. The run
 /// must end (any exit code: a failing firmware can be profiled too, but a timeout is an error).
 /// `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host gets no profile.
-pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, ProfileError> {
-    use ProfileError::{Input, Run, Setup};
+pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, Error> {
+    use Error::{Input, Run, Setup};
     let so = plugin::locate()
         .map_err(Setup)?
         .ok_or_else(|| Setup(format!("profiling needs the QEMU plugin; unset {}", plugin::ENV)))?;

@@ -210,7 +210,6 @@ fn one_huge_write_is_refused_by_qemu() {
     println!("{}", r.run.run.stdout);
     assert!(r.run.run.stdout.len() < 4096, "{}", r.run.run.stdout.len());
     assert!(r.run.run.stdout.contains(&format!("write r={}\n", 0x8000_0000u32)), "{}", r.run.run.stdout);
-    assert!(r.elapsed < Duration::from_secs(10), "stopped after {:?}", r.elapsed);
 }
 
 #[test]

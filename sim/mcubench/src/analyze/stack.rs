@@ -52,15 +52,6 @@ pub fn is_scenario_path(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
-/// Why `mcubench stack SCENARIO` could not analyse a scenario: bad input, or a build that failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ScenarioStackError {
-    #[error("{0}")]
-    Input(String),
-    #[error(transparent)]
-    Build(#[from] crate::build::BuildError),
-}
-
 /// Analyses every board × profile of the scenario at `path` (those named by `boards` and
 /// `profiles` when given): builds Cargo firmware as `mcubench run` does (or takes the prebuilt
 /// ELF) and uses `annotations`, else the scenario's own annotation file when it has one
@@ -70,8 +61,8 @@ pub fn analyze_scenario(
     boards: &[String],
     profiles: &[String],
     annotations: Option<&Path>,
-) -> Result<Vec<Cell>, ScenarioStackError> {
-    use ScenarioStackError::Input;
+) -> Result<Vec<Cell>, crate::Error> {
+    use crate::Error::Input;
     let mut s = crate::config::scenario::Scenario::load(path).map_err(|e| Input(e.to_string()))?;
     s.restrict(boards, profiles).map_err(Input)?;
     let own = crate::stack_annotations::path_for_scenario(path);

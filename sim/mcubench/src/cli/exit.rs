@@ -1,8 +1,9 @@
-//! The one place where outcomes become process exit codes (documented in the README and the
-//! book's CLI reference).
+//! The one place where outcomes and errors become process exit codes (documented in the README
+//! and the book's CLI reference).
 
 use std::process::ExitCode;
 
+use crate::Error;
 use crate::diff::DiffStatus;
 use crate::report::Status;
 
@@ -49,83 +50,11 @@ impl From<DiffStatus> for Exit {
     }
 }
 
-/// Why a command stopped before it had a result, by whose fault.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The user's input or usage is wrong (a file, a flag, a name): exit 2.
-    #[error("{0}")]
-    Input(String),
-    /// The work could not be done here (a firmware build failed, QEMU or the plugin is missing,
-    /// a report cannot be written): exit 1, never "bad input".
-    #[error("{0}")]
-    Setup(String),
-    /// The firmware's run gave nothing to show (a timeout, a crash, a refused host access): exit 1.
-    #[error("{0}")]
-    Run(String),
-}
-
 impl Error {
     pub fn exit(&self) -> Exit {
         match self {
             Error::Input(_) => Exit::BadInput,
             Error::Setup(_) | Error::Run(_) => Exit::RunFailed,
-        }
-    }
-}
-
-impl From<crate::config::scenario::ScenarioError> for Error {
-    fn from(e: crate::config::scenario::ScenarioError) -> Error {
-        Error::Input(e.to_string())
-    }
-}
-
-impl From<mcubench_elf::ElfError> for Error {
-    fn from(e: mcubench_elf::ElfError) -> Error {
-        Error::Input(e.to_string())
-    }
-}
-
-impl From<crate::diff::DiffError> for Error {
-    fn from(e: crate::diff::DiffError) -> Error {
-        Error::Input(e.to_string())
-    }
-}
-
-impl From<crate::build::BuildError> for Error {
-    fn from(e: crate::build::BuildError) -> Error {
-        Error::Setup(e.to_string())
-    }
-}
-
-impl From<crate::stack_annotations::AnnotationError> for Error {
-    fn from(e: crate::stack_annotations::AnnotationError) -> Error {
-        Error::Input(e.to_string())
-    }
-}
-
-impl From<crate::config::vectors::VectorError> for Error {
-    fn from(e: crate::config::vectors::VectorError) -> Error {
-        Error::Input(e.to_string())
-    }
-}
-
-impl From<crate::profile::ProfileError> for Error {
-    fn from(e: crate::profile::ProfileError) -> Error {
-        use crate::profile::ProfileError;
-        match e {
-            ProfileError::Input(m) => Error::Input(m),
-            ProfileError::Setup(m) => Error::Setup(m),
-            ProfileError::Run(m) => Error::Run(m),
-        }
-    }
-}
-
-impl From<crate::analyze::stack::ScenarioStackError> for Error {
-    fn from(e: crate::analyze::stack::ScenarioStackError) -> Error {
-        use crate::analyze::stack::ScenarioStackError;
-        match e {
-            ScenarioStackError::Input(m) => Error::Input(m),
-            ScenarioStackError::Build(b) => b.into(),
         }
     }
 }

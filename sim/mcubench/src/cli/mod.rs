@@ -15,7 +15,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use exit::{Error, Exit};
+pub use crate::Error;
+pub use exit::Exit;
 
 #[derive(Parser)]
 #[command(
