@@ -271,9 +271,10 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<RunReport>, InputError> {
 fn run(cli: Cli) -> Result<ExitCode, InputError> {
     match cli.command {
         Command::Boards => {
+            let width = mcubench::BOARDS.iter().map(|b| b.name.len()).max().unwrap_or(0);
             for b in mcubench::BOARDS {
                 println!(
-                    "{:<11} {:<10} {:<26} -machine {} -cpu {}",
+                    "{:<width$} {:<10} {:<26} -machine {} -cpu {}",
                     b.name,
                     b.core.label(),
                     b.rust_target,

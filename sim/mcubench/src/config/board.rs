@@ -129,6 +129,18 @@ const MICROBIT: Layout = Layout {
     ram: Region { origin: 0x2000_0000, length: 16 * KIB },
 };
 
+const NETDUINOPLUS2: Layout = Layout {
+    name: "netduinoplus2",
+    about: &[
+        "Netduino Plus 2 (STM32F405RG, Cortex-M4F) as modelled by QEMU: 1 MiB of flash at 0x08000000",
+        "(aliased at 0x00000000, where the core fetches the initial SP and reset vector) and the",
+        "contiguous SRAM1 + SRAM2 (112 KiB + 16 KiB) at 0x20000000. The 64 KiB of CCM RAM at",
+        "0x10000000 is not used.",
+    ],
+    flash: Region { origin: 0x0800_0000, length: MIB },
+    ram: Region { origin: 0x2000_0000, length: 128 * KIB },
+};
+
 /// Every supported board. Order is the order reports use.
 pub const BOARDS: &[Board] = &[
     Board {
@@ -176,6 +188,16 @@ pub const BOARDS: &[Board] = &[
         qemu_cpu: "cortex-m0",
         layout: &MICROBIT,
         systick_hz: 16_000_000,
+    },
+    Board {
+        // STM32F405: flash at 0x08000000, as most STM32 parts.
+        name: "netduinoplus2",
+        core: Core::CortexM4F,
+        rust_target: "thumbv7em-none-eabihf",
+        qemu_machine: "netduinoplus2",
+        qemu_cpu: "cortex-m4",
+        layout: &NETDUINOPLUS2,
+        systick_hz: 168_000_000,
     },
 ];
 
@@ -292,6 +314,7 @@ mod tests {
         assert_eq!(Board::find("mps2-an386").unwrap().ticks_to_instructions(3), 120);
         assert_eq!(Board::find("mps2-an505").unwrap().ticks_to_instructions(3), 150);
         assert_eq!(Board::find("microbit").unwrap().ticks_to_instructions(2), 125);
+        assert_eq!(Board::find("netduinoplus2").unwrap().ticks_to_instructions(168), 1000);
     }
 
     /// The repository's `linker/` directory.
