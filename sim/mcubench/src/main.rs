@@ -285,12 +285,18 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Size { elf, board: board_name, top, format } => {
-            let regions = board_name.as_deref().map(board).transpose()?.map(|b| b.regions());
+            let on_board = board_name.as_deref().map(board).transpose()?;
+            let regions = on_board.map(|b| b.regions());
             let image = ElfImage::read(&elf)?;
             let report = MemoryReport::analyze(&image, regions.as_ref().map(|r| &r[..]), top);
             match format {
                 TextFormat::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 TextFormat::Table => print(&memory_table(&elf.display().to_string(), &report)),
+            }
+            // After the report, which shows where the sections are: sizes that leave sections out
+            // are not a result.
+            if let Some(b) = on_board {
+                mcubench::analyze::check_fits(&image, b).map_err(|e| InputError(format!("{}: {e}", elf.display())))?;
             }
             Ok(ExitCode::SUCCESS)
         }
