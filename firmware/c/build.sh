@@ -14,21 +14,27 @@ fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$1
 mkdir -p "$OUT"
+# Linker scripts: the sections are ours (link.ld, stack-test/link.ld); the memory map is the
+# board layout's linker/<layout>/memory.x (generated from sim/mcubench/src/config/board.rs), which
+# they `INCLUDE` from the -L directory.
+LINKER=$(cd "$HERE/../../linker" && pwd)
+MPS2_LD=(-T "$HERE/link.ld" -L "$LINKER/mps2")
+MICROBIT_LD=(-T "$HERE/link.ld" -L "$LINKER/microbit")
 CFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror
         -ffunction-sections -fdata-sections -ffreestanding -nostartfiles --specs=nano.specs
         -I "$HERE/include")
 
 # kat-crc32: CRC-32 KATs for mps2-an386 (Cortex-M4).
-"$CC" "${CFLAGS[@]}" -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+"$CC" "${CFLAGS[@]}" "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32.elf"
 echo "built $OUT/kat-crc32.elf"
 # The same KATs with a table-driven CRC: a variant whose difference (1 KiB table) is known.
-"$CC" "${CFLAGS[@]}" -DCRC32_TABLE -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+"$CC" "${CFLAGS[@]}" -DCRC32_TABLE "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-table.elf"
 echo "built $OUT/kat-crc32-table.elf"
 # The same KATs with nothing inlined: `crc32` stays a function of its own, called once per KAT, as
 # in a third-party ELF without region markers (the function-region tests measure it by name).
-"$CC" "${CFLAGS[@]}" -fno-inline -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+"$CC" "${CFLAGS[@]}" -fno-inline "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-noinline.elf"
 echo "built $OUT/kat-crc32-noinline.elf"
 
@@ -41,17 +47,17 @@ STFLAGS=("${CFLAGS[@]}" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -fstack-usage)
 for f in startup main; do
     "$CC" "${STFLAGS[@]}" -c "$HERE/stack-test/$f.c" -o "$ST/$f.o"
 done
-"$CC" "${STFLAGS[@]}" -T "$HERE/stack-test/mps2-an386.ld" -Wl,--gc-sections "$ST/startup.o" "$ST/main.o" \
+"$CC" "${STFLAGS[@]}" -T "$HERE/stack-test/link.ld" -L "$LINKER/mps2" -Wl,--gc-sections "$ST/startup.o" "$ST/main.o" \
     -o "$OUT/stack-test.elf"
 echo "built $OUT/stack-test.elf"
 
 # hostile-*: one ELF per attack on the host (firmware/c/hostile/main.c, -DHOSTILE=<n>) for the
-# containment tests; mps2-an386, sharing kat-crc32's start-up and memory layout.
+# containment tests; mps2-an386, sharing kat-crc32's start-up and link.ld.
 n=0
 for name in system read write remove silent-hang hardfault lockup reset exit0 forged-end flood recursion \
     big-write forged-kat probe network relabel; do
     n=$((n + 1))
-    "$CC" "${CFLAGS[@]}" -DHOSTILE=$n -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "$CC" "${CFLAGS[@]}" -DHOSTILE=$n "${MPS2_LD[@]}" -Wl,--gc-sections \
         "$HERE/kat-crc32/startup.c" "$HERE/hostile/main.c" -o "$OUT/hostile-$name.elf"
 done
 echo "built $OUT/hostile-*.elf"
@@ -62,20 +68,20 @@ echo "built $OUT/hostile-*.elf"
 KSRC=$HERE/../../sim/timing/kernels
 KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
         -nostartfiles --specs=nano.specs -I "$HERE/include")
-"$CC" -mcpu=cortex-m3 "${KFLAGS[@]}" -DKERNELS_ARMV7M -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+"$CC" -mcpu=cortex-m3 "${KFLAGS[@]}" -DKERNELS_ARMV7M "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7m.S" \
     -o "$OUT/kernels-armv7m.elf"
 "$CC" -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16 "${KFLAGS[@]}" -DKERNELS_ARMV7EM_FP \
-    -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+    "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7em-fp.S" \
     -o "$OUT/kernels-armv7em-fp.elf"
-"$CC" -mcpu=cortex-m0 -masm-syntax-unified "${KFLAGS[@]}" -DKERNELS_ARMV6M -T "$HERE/kernels/microbit.ld" -Wl,--gc-sections \
+"$CC" -mcpu=cortex-m0 -masm-syntax-unified "${KFLAGS[@]}" -DKERNELS_ARMV6M "${MICROBIT_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv6m.S" \
     -o "$OUT/kernels-armv6m.elf"
 echo "built $OUT/kernels-*.elf"
 
 # heap-test: malloc/free with known sizes for the heap measurement (-DMCUBENCH_HEAP: mcubench.h's
-# _sbrk and `heap=` fields); mps2-an386 with kat-crc32's start-up and memory layout.
-"$CC" "${CFLAGS[@]}" -DMCUBENCH_HEAP -T "$HERE/kat-crc32/mps2-an386.ld" -Wl,--gc-sections \
+# _sbrk and `heap=` fields); mps2-an386 with kat-crc32's start-up and link.ld.
+"$CC" "${CFLAGS[@]}" -DMCUBENCH_HEAP "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/heap-test/main.c" -o "$OUT/heap-test.elf"
 echo "built $OUT/heap-test.elf"

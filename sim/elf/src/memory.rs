@@ -214,12 +214,6 @@ impl MemoryReport {
                 Some(regions) => {
                     let find = |addr: u64| regions.iter().find(|r| r.contains(addr)).map(|r| r.name.clone());
                     let region = find(s.vma);
-                    if region.is_none() {
-                        warnings.push(format!(
-                            "section {} at {:#010x} ({} bytes) lies outside every memory region",
-                            s.name, s.vma, s.size
-                        ));
-                    }
                     let load_region = if s.occupies_load_image() { find(s.lma) } else { None };
                     if load_region.is_some() && flash_region.map(|r| &r.name) == load_region.as_ref() {
                         flash.breakdown.add(kind, s.size);
@@ -260,6 +254,9 @@ impl MemoryReport {
             });
         }
         sections.sort_by(|a, b| (a.vma, &a.name, a.lma).cmp(&(b.vma, &b.name, b.lma)));
+        if let Some(regions) = regions {
+            warnings.extend(Outside::find(image, regions).iter().map(Outside::to_string));
+        }
 
         flash.finish();
         ram.finish();
@@ -283,6 +280,54 @@ impl MemoryReport {
             sections,
             warnings,
         }
+    }
+}
+
+/// An allocated section whose run-time address (or, for a section with contents, load address)
+/// lies outside every memory region: its bytes count in no region. Usually an ELF linked for
+/// another board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outside {
+    pub section: String,
+    /// The address outside every region: the VMA, or the LMA if `load_image`.
+    pub address: u64,
+    pub size: u64,
+    /// The section's run-time copy is inside a region, its load image (at `address`) is not.
+    pub load_image: bool,
+}
+
+impl Outside {
+    /// The sections of `image` outside every one of `regions`, in section-header order; a section
+    /// outside at its VMA is reported once, at its VMA.
+    pub fn find(image: &ElfImage, regions: &[MemoryRegion]) -> Vec<Outside> {
+        let inside = |addr: u64| regions.iter().any(|r| r.contains(addr));
+        image
+            .sections()
+            .iter()
+            .filter(|s| s.alloc && s.size > 0 && !(s.tls && s.nobits))
+            .filter_map(|s| {
+                let (address, load_image) = if !inside(s.vma) {
+                    (s.vma, false)
+                } else if s.occupies_load_image() && !inside(s.lma) {
+                    (s.lma, true)
+                } else {
+                    return None;
+                };
+                Some(Outside { section: s.name.clone(), address, size: s.size, load_image })
+            })
+            .collect()
+    }
+
+    /// `section .text at 0x08000040 (2384 bytes)`, or `the load image of section .data at …`.
+    pub fn what(&self) -> String {
+        let what = if self.load_image { "the load image of section" } else { "section" };
+        format!("{what} {} at {:#010x} ({} bytes)", self.section, self.address, self.size)
+    }
+}
+
+impl std::fmt::Display for Outside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} lies outside every memory region", self.what())
     }
 }
 

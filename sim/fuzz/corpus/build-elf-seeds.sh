@@ -9,7 +9,7 @@ OUT=$HERE/elf
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 F=(-mthumb -Os -std=c11 -ffunction-sections -fdata-sections -ffreestanding -nostartfiles --specs=nano.specs
-   -I "$C/include" -Wl,--gc-sections -Wl,-n -T "$C/kat-crc32/mps2-an386.ld" "$C/kat-crc32/startup.c")
+   -I "$C/include" -Wl,--gc-sections -Wl,-n -T "$C/link.ld" -L "$C/../../linker/mps2" "$C/kat-crc32/startup.c")
 cc() { arm-none-eabi-gcc "$@"; }
 cc -mcpu=cortex-m4 "${F[@]}" "$C/kat-crc32/main.c" -o "$TMP/crc-m4.elf"
 cc -mcpu=cortex-m0 -masm-syntax-unified "${F[@]}" "$C/kat-crc32/main.c" -o "$TMP/crc-m0.elf"

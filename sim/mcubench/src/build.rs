@@ -116,10 +116,10 @@ pub fn build(
     board: &Board,
     profile: &Profile,
 ) -> Result<PathBuf, BuildError> {
-    let target_dir = target_root.join("mcubench").join(format!("{}-{}", board.memory_layout, profile.name));
+    let target_dir = target_root.join("mcubench").join(format!("{}-{}", board.layout.name, profile.name));
     std::fs::create_dir_all(&target_dir).map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
     let memory_x = target_dir.join("memory.x");
-    write_if_changed(&memory_x, board.memory_x.as_bytes())
+    write_if_changed(&memory_x, board.layout.memory_x().as_bytes())
         .map_err(|source| BuildError::Write { path: memory_x.clone(), source })?;
 
     let mut features: Vec<&str> = firmware.features.iter().map(String::as_str).collect();

@@ -99,7 +99,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
     // Boards with the same target and memory layout share one ELF per profile.
     let mut built: BTreeMap<(&str, &str, &str), Result<PathBuf, Verdict>> = BTreeMap::new();
     for (index, board, profile) in matrix {
-        let key = (board.rust_target, board.memory_layout, profile.name.as_str());
+        let key = (board.rust_target, board.layout.name, profile.name.as_str());
         let elf = built
             .entry(key)
             .or_insert_with(|| {
@@ -436,17 +436,17 @@ fn load_runnable(elf: &Path, board: &Board) -> Result<ElfImage, Verdict> {
             elf.display()
         )));
     }
-    let flash = board.flash.0..board.flash.0 + board.flash.1;
+    let flash = board.layout.flash;
     if let Some(vt) = image.vector_table()
-        && !flash.contains(&vt.address)
+        && !flash.contains(vt.address)
     {
         return Err(setup_error(format!(
             "{}: the vector table is at 0x{:08x}, outside {}'s flash 0x{:08x}..0x{:08x}; was it linked for another board?",
             elf.display(),
             vt.address,
             board.name,
-            flash.start,
-            flash.end
+            flash.origin,
+            flash.end()
         )));
     }
     Ok(image)

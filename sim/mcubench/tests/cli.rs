@@ -108,6 +108,80 @@ fn a_non_arm_elf_is_refused_by_size() {
     assert!(stderr.contains("64-bit") || stderr.contains("not ARM") || stderr.contains("ARM"), "{stderr}");
 }
 
+/// The C KAT firmware linked for netduinoplus2 (STM32F405: flash at 0x08000000) with
+/// `firmware/c/link.ld` and the board's generated `linker/netduinoplus2/memory.x`.
+fn c_kat_for_netduinoplus2(dir: &std::path::Path) -> std::path::PathBuf {
+    let repo = common::repo();
+    let c = repo.join("firmware/c");
+    let elf = dir.join("kat-crc32-netduinoplus2.elf");
+    let out = std::process::Command::new("arm-none-eabi-gcc")
+        .args(["-mcpu=cortex-m4", "-mthumb", "-O2", "-std=c11", "-ffunction-sections", "-fdata-sections"])
+        .args(["-ffreestanding", "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections", "-I"])
+        .arg(c.join("include"))
+        .arg("-T")
+        .arg(c.join("link.ld"))
+        .arg("-L")
+        .arg(repo.join("linker/netduinoplus2"))
+        .arg(c.join("kat-crc32/startup.c"))
+        .arg(c.join("kat-crc32/main.c"))
+        .arg("-o")
+        .arg(&elf)
+        .output()
+        .expect("arm-none-eabi-gcc runs (bash ci/setup.sh installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    elf
+}
+
+#[test]
+fn an_elf_outside_the_boards_memory_map_is_an_error_naming_board_and_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = c_kat_for_netduinoplus2(dir.path());
+
+    // `size --board` another board: the report (which shows where the sections are), then an
+    // error naming each section outside the map, instead of FLASH 0.
+    let out = common::mcubench().args(["size", "--board", "mps2-an386"]).arg(&elf).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stdout(&out).contains(".text"), "{}", stdout(&out));
+    assert!(
+        stderr.contains("outside mps2-an386's memory map (FLASH 0x00000000..0x00400000, RAM 0x20000000..0x20400000)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("section .vector_table at 0x08000000 (64 bytes)"), "{stderr}");
+    assert!(stderr.contains("section .text at 0x080000"), "{stderr}");
+    // .data runs in the board's RAM, but its initial values are loaded from 0x080…
+    assert!(stderr.contains("the load image of section .data at 0x080"), "{stderr}");
+    assert!(!stderr.contains(".bss"), "NOBITS .bss has no load image and runs in RAM: {stderr}");
+    let json =
+        common::mcubench().args(["size", "--format", "json", "--board", "mps2-an386"]).arg(&elf).output().unwrap();
+    assert_eq!(json.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["flash"]["used"], 0, "{report}");
+    assert!(report["warnings"][0].as_str().unwrap().contains("lies outside every memory region"), "{report}");
+
+    // Its own board, or no board (sections placed by their flags): a report, no error.
+    let out =
+        common::mcubench().args(["size", "--format", "json", "--board", "netduinoplus2"]).arg(&elf).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["flash"]["origin"], 0x0800_0000, "{report}");
+    assert!(report["flash"]["used"].as_u64().unwrap() > 2000, "{report}");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+    let out = common::mcubench().arg("size").arg(&elf).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // `run` on another board: refused before QEMU starts, naming the board and the address.
+    let out = common::mcubench().args(["run", "--quiet", "--board", "mps2-an386", "--elf"]).arg(&elf).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("setup-error"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("the vector table is at 0x08000000, outside mps2-an386's flash"), "{}", stdout(&out));
+    // On its own board it runs and passes.
+    let out =
+        common::mcubench().args(["run", "--quiet", "--board", "netduinoplus2", "--elf"]).arg(&elf).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("4/4"), "{}", stdout(&out));
+}
+
 #[test]
 fn a_scenario_typo_exits_2_with_line_and_column() {
     let dir = tempfile::tempdir().unwrap();

@@ -31,7 +31,7 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
             cell.stack_high_water.unwrap_or_else(|| panic!("{}/{}: no stack measurement", cell.board, cell.profile));
         let elf = target_root
             .join("mcubench")
-            .join(format!("{}-{}", board.memory_layout, cell.profile))
+            .join(format!("{}-{}", board.layout.name, cell.profile))
             .join(board.rust_target)
             .join("release/kat");
         let image = ElfImage::read(&elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));

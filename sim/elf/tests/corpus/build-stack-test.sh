@@ -17,5 +17,5 @@ FLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror
 for f in startup main; do
     "$CC" "${FLAGS[@]}" -c "$FW/stack-test/$f.c" -o "$ST/$f.o"
 done
-"$CC" "${FLAGS[@]}" -T "$FW/stack-test/mps2-an386.ld" -Wl,--gc-sections "$ST/startup.o" "$ST/main.o" \
+"$CC" "${FLAGS[@]}" -T "$FW/stack-test/link.ld" -L "$FW/../../linker/mps2" -Wl,--gc-sections "$ST/startup.o" "$ST/main.o" \
     -o "$OUT/stack-test.elf"

@@ -1,10 +1,57 @@
 //! Analysis of a built ELF that needs no run: the static stack bound of a board × profile cell
-//! ([`stack`]), and the toolchain that produced the ELF. The memory report itself lives in
-//! `mcubench-elf`.
+//! ([`stack`]), whether the ELF fits a board's memory map ([`check_fits`]), and the toolchain that
+//! produced the ELF. The memory report itself lives in `mcubench-elf`.
 
 pub mod stack;
 
 use mcubench_elf::ElfImage;
+use mcubench_elf::memory::Outside;
+
+use crate::config::board::{Board, Region};
+
+/// An ELF with sections outside a board's memory map, usually one linked for another board: those
+/// bytes count in neither the board's flash nor its RAM, so its sizes for that board leave them out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutsideBoard {
+    pub board: &'static str,
+    pub flash: Region,
+    pub ram: Region,
+    pub sections: Vec<Outside>,
+}
+
+impl std::fmt::Display for OutsideBoard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} section(s) outside {}'s memory map (FLASH 0x{:08x}..0x{:08x}, RAM 0x{:08x}..0x{:08x}), left out of its sizes:",
+            self.sections.len(),
+            self.board,
+            self.flash.origin,
+            self.flash.end(),
+            self.ram.origin,
+            self.ram.end()
+        )?;
+        for s in &self.sections {
+            writeln!(f, "  {}", s.what())?;
+        }
+        write!(
+            f,
+            "was the ELF linked for another board? Give that board's name, or no --board to place sections by their flags"
+        )
+    }
+}
+
+impl std::error::Error for OutsideBoard {}
+
+/// Checks that every allocated section of `image` (run-time address, and load address for a
+/// section with contents) lies in `board`'s flash or RAM.
+pub fn check_fits(image: &ElfImage, board: &Board) -> Result<(), OutsideBoard> {
+    let sections = Outside::find(image, &board.regions());
+    if sections.is_empty() {
+        return Ok(());
+    }
+    Err(OutsideBoard { board: board.name, flash: board.layout.flash, ram: board.layout.ram, sections })
+}
 
 /// The producers recorded in `.comment` (NUL-separated strings), without duplicates.
 pub fn toolchain(image: &ElfImage) -> Vec<String> {

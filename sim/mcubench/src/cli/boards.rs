@@ -3,9 +3,10 @@
 use super::{Error, Exit};
 
 pub fn run() -> Result<Exit, Error> {
+    let width = crate::BOARDS.iter().map(|b| b.name.len()).max().unwrap_or(0);
     for b in crate::BOARDS {
         println!(
-            "{:<11} {:<10} {:<26} -machine {} -cpu {}",
+            "{:<width$} {:<10} {:<26} -machine {} -cpu {}",
             b.name,
             b.core.label(),
             b.rust_target,

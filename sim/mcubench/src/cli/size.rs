@@ -31,5 +31,10 @@ pub fn run(a: SizeArgs) -> Result<Exit, Error> {
         TextFormat::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
         TextFormat::Table => args::print(&memory_table(&a.elf.display().to_string(), &report)),
     }
+    // After the report, which shows where the sections are: sizes that leave sections out are
+    // not a result.
+    if let Some(b) = a.board {
+        crate::analyze::check_fits(&image, b).map_err(|e| Error::Input(format!("{}: {e}", a.elf.display())))?;
+    }
     Ok(Exit::Pass)
 }

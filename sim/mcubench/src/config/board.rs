@@ -1,6 +1,16 @@
 //! Boards mcubench can run on. A board is data: the Rust target, the QEMU machine and CPU, the
-//! memory map (the `memory.x` from `linker/`, embedded so the binary works from any directory) and
-//! the SysTick clock that turns ticks into instructions under `-icount shift=0`.
+//! memory map ([`Layout`]) and the SysTick clock that turns ticks into instructions under
+//! `-icount shift=0`. Adding a board is adding an entry to [`BOARDS`] (and a layout if it has a
+//! memory map of its own).
+//!
+//! This file is the one source of the memory maps. The linker files are generated from it:
+//! `linker/<layout>/memory.x` ([`Layout::memory_x`]), which cortex-m-rt's `link.x` includes for the
+//! Rust firmware, and which the C firmware's linker scripts (`*.ld` under `firmware/c`) include with
+//! `INCLUDE memory.x` (found through `-L linker/<layout>`) instead of a `MEMORY` block of their
+//! own. The test `linker_files_are_generated_from_the_board_data` compares every file byte for byte
+//! and regenerates them with [`REGENERATE_LINKER_FILES`].
+
+use std::fmt::Write as _;
 
 use mcubench_elf::MemoryRegion;
 
@@ -38,21 +48,98 @@ pub struct Board {
     pub rust_target: &'static str,
     pub qemu_machine: &'static str,
     pub qemu_cpu: &'static str,
-    /// Name of the directory under `linker/` that holds this board's `memory.x`.
-    pub memory_layout: &'static str,
-    /// Contents of that `memory.x`.
-    pub memory_x: &'static str,
-    pub flash: (u64, u64),
-    pub ram: (u64, u64),
+    /// The memory map, shared by the boards that have the same one.
+    pub layout: &'static Layout,
     /// SysTick clock with the processor clock source, as QEMU models it.
     pub systick_hz: u64,
 }
 
-const MPS2_MEMORY_X: &str = include_str!("../../../../linker/mps2/memory.x");
-const MPS2_AN505_MEMORY_X: &str = include_str!("../../../../linker/mps2-an505/memory.x");
-const MICROBIT_MEMORY_X: &str = include_str!("../../../../linker/microbit/memory.x");
+/// A memory map: the `MEMORY` block of the linker scripts, with the two regions cortex-m-rt's
+/// `link.x` and mcubench's C scripts place sections in. Written to `linker/<name>/memory.x` by
+/// [`Layout::memory_x`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The directory under `linker/` that holds this layout's `memory.x`; also the name of its
+    /// build directory (boards with the same target and layout share one ELF).
+    pub name: &'static str,
+    /// What the emulated board has at these addresses and why: the comment of the generated file.
+    pub about: &'static [&'static str],
+    /// Code, read-only data and the load image of `.data`; the vector table at its start.
+    pub flash: Region,
+    /// `.data`, `.bss` and the stack (cortex-m-rt starts the stack at the end of RAM).
+    pub ram: Region,
+}
 
-const MIB: u64 = 1024 * 1024;
+/// One region of a memory map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub origin: u64,
+    pub length: u64,
+}
+
+impl Region {
+    /// The first address after the region.
+    pub fn end(&self) -> u64 {
+        self.origin + self.length
+    }
+
+    pub fn contains(&self, address: u64) -> bool {
+        (self.origin..self.end()).contains(&address)
+    }
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+
+const MPS2: Layout = Layout {
+    name: "mps2",
+    about: &[
+        "Arm MPS2 as modelled by QEMU. QEMU maps 4 MiB of ZBT SSRAM1 at 0x00000000 (the \"flash\":",
+        "-kernel loads the ELF there and the CPU fetches the initial SP and reset vector from",
+        "address 0) and 4 MiB of ZBT SSRAM2/3 at 0x20000000. Both are plain RAM in QEMU; nothing is",
+        "write-protected. cortex-m-rt's link.x places the stack at the top of RAM",
+        "(_stack_start = end of RAM).",
+    ],
+    flash: Region { origin: 0x0000_0000, length: 4 * MIB },
+    ram: Region { origin: 0x2000_0000, length: 4 * MIB },
+};
+
+const MPS2_AN505: Layout = Layout {
+    name: "mps2-an505",
+    about: &[
+        "Arm MPS2 with the AN505 FPGA image (Cortex-M33, IoTKit) as modelled by QEMU.",
+        "The M33 comes out of reset in the Secure state and QEMU's IDAU marks addresses with bit 28",
+        "set as Secure. Code and data must therefore use the Secure aliases; linking at the",
+        "non-secure aliases (0x00000000 / 0x28000000) makes the core lock up (QEMU aborts, exit 134).",
+        "  - ZBT SSRAM1, 4 MiB at 0x00000000, Secure alias 0x10000000 (initial Secure VTOR)",
+        "  - ZBT SSRAM2+3, 2 MiB + 2 MiB contiguous at 0x28000000, Secure alias 0x38000000",
+    ],
+    flash: Region { origin: 0x1000_0000, length: 4 * MIB },
+    ram: Region { origin: 0x3800_0000, length: 4 * MIB },
+};
+
+const MICROBIT: Layout = Layout {
+    name: "microbit",
+    about: &[
+        "BBC micro:bit v1 (nRF51822 QFAA, Cortex-M0) as modelled by QEMU: 256 KiB of flash at",
+        "0x00000000 and 16 KiB of RAM at 0x20000000. The small RAM is the point of this board: it is",
+        "the tightest stack/RAM budget mcubench runs on, so keep the layout honest.",
+    ],
+    flash: Region { origin: 0x0000_0000, length: 256 * KIB },
+    ram: Region { origin: 0x2000_0000, length: 16 * KIB },
+};
+
+const NETDUINOPLUS2: Layout = Layout {
+    name: "netduinoplus2",
+    about: &[
+        "Netduino Plus 2 (STM32F405RG, Cortex-M4F) as modelled by QEMU: 1 MiB of flash at 0x08000000",
+        "(aliased at 0x00000000, where the core fetches the initial SP and reset vector) and the",
+        "contiguous SRAM1 + SRAM2 (112 KiB + 16 KiB) at 0x20000000. The 64 KiB of CCM RAM at",
+        "0x10000000 is not used.",
+    ],
+    flash: Region { origin: 0x0800_0000, length: MIB },
+    ram: Region { origin: 0x2000_0000, length: 128 * KIB },
+};
 
 /// Every supported board. Order is the order reports use.
 pub const BOARDS: &[Board] = &[
@@ -62,10 +149,7 @@ pub const BOARDS: &[Board] = &[
         rust_target: "thumbv7em-none-eabihf",
         qemu_machine: "mps2-an386",
         qemu_cpu: "cortex-m4",
-        memory_layout: "mps2",
-        memory_x: MPS2_MEMORY_X,
-        flash: (0x0000_0000, 4 * MIB),
-        ram: (0x2000_0000, 4 * MIB),
+        layout: &MPS2,
         systick_hz: 25_000_000,
     },
     Board {
@@ -74,10 +158,7 @@ pub const BOARDS: &[Board] = &[
         rust_target: "thumbv7m-none-eabi",
         qemu_machine: "mps2-an385",
         qemu_cpu: "cortex-m3",
-        memory_layout: "mps2",
-        memory_x: MPS2_MEMORY_X,
-        flash: (0x0000_0000, 4 * MIB),
-        ram: (0x2000_0000, 4 * MIB),
+        layout: &MPS2,
         systick_hz: 25_000_000,
     },
     Board {
@@ -86,23 +167,17 @@ pub const BOARDS: &[Board] = &[
         rust_target: "thumbv7em-none-eabihf",
         qemu_machine: "mps2-an500",
         qemu_cpu: "cortex-m7",
-        memory_layout: "mps2",
-        memory_x: MPS2_MEMORY_X,
-        flash: (0x0000_0000, 4 * MIB),
-        ram: (0x2000_0000, 4 * MIB),
+        layout: &MPS2,
         systick_hz: 25_000_000,
     },
     Board {
-        // Boots in the Secure state: the non-secure aliases lock up, so link at the Secure ones.
+        // Boots in the Secure state: linked at the Secure aliases (see the layout).
         name: "mps2-an505",
         core: Core::CortexM33,
         rust_target: "thumbv8m.main-none-eabihf",
         qemu_machine: "mps2-an505",
         qemu_cpu: "cortex-m33",
-        memory_layout: "mps2-an505",
-        memory_x: MPS2_AN505_MEMORY_X,
-        flash: (0x1000_0000, 4 * MIB),
-        ram: (0x3800_0000, 4 * MIB),
+        layout: &MPS2_AN505,
         systick_hz: 20_000_000,
     },
     Board {
@@ -111,13 +186,85 @@ pub const BOARDS: &[Board] = &[
         rust_target: "thumbv6m-none-eabi",
         qemu_machine: "microbit",
         qemu_cpu: "cortex-m0",
-        memory_layout: "microbit",
-        memory_x: MICROBIT_MEMORY_X,
-        flash: (0x0000_0000, 256 * 1024),
-        ram: (0x2000_0000, 16 * 1024),
+        layout: &MICROBIT,
         systick_hz: 16_000_000,
     },
+    Board {
+        // STM32F405: flash at 0x08000000, as most STM32 parts.
+        name: "netduinoplus2",
+        core: Core::CortexM4F,
+        rust_target: "thumbv7em-none-eabihf",
+        qemu_machine: "netduinoplus2",
+        qemu_cpu: "cortex-m4",
+        layout: &NETDUINOPLUS2,
+        systick_hz: 168_000_000,
+    },
 ];
+
+/// How to regenerate the files under `linker/` after changing a [`Layout`].
+pub const REGENERATE_LINKER_FILES: &str = "MCUBENCH_UPDATE_LINKER=1 cargo test -p mcubench --lib linker_files";
+
+impl Layout {
+    /// The layouts of [`BOARDS`], each once, in board order: one `linker/<name>/memory.x` each.
+    pub fn all() -> Vec<&'static Layout> {
+        let mut layouts: Vec<&'static Layout> = Vec::new();
+        for b in BOARDS {
+            if !layouts.iter().any(|l| l.name == b.layout.name) {
+                layouts.push(b.layout);
+            }
+        }
+        layouts
+    }
+
+    /// The regions as the ELF reader names them (`FLASH`, `RAM`: the names in `memory.x`).
+    pub fn regions(&self) -> [MemoryRegion; 2] {
+        [
+            MemoryRegion::new("FLASH", self.flash.origin, self.flash.length),
+            MemoryRegion::new("RAM", self.ram.origin, self.ram.length),
+        ]
+    }
+
+    /// The `memory.x` for this layout: the file cortex-m-rt's `link.x` and the C linker scripts
+    /// under `firmware/c` include (`INCLUDE memory.x`). `linker/<name>/memory.x` is this text.
+    pub fn memory_x(&self) -> String {
+        let boards: Vec<&str> = BOARDS.iter().filter(|b| b.layout.name == self.name).map(|b| b.name).collect();
+        let mut out = format!("/* mcubench memory layout `{}`", self.name);
+        if !boards.is_empty() {
+            let _ = write!(out, " (boards {})", boards.join(", "));
+        }
+        out.push_str(".\n");
+        let _ = writeln!(
+            out,
+            " * Generated from sim/mcubench/src/config/board.rs; do not edit. Change the layout there, then:"
+        );
+        let _ = writeln!(out, " *   {REGENERATE_LINKER_FILES}");
+        let _ = writeln!(
+            out,
+            " * Included by cortex-m-rt's link.x (Rust firmware) and by the linker scripts of firmware/c"
+        );
+        let _ = writeln!(out, " * (C firmware: `INCLUDE memory.x`, linked with `-L linker/{}`).", self.name);
+        let _ = writeln!(out, " *");
+        for line in self.about {
+            let _ = writeln!(out, " * {line}");
+        }
+        let _ = writeln!(out, " */\nMEMORY\n{{");
+        for (name, region) in [("FLASH", self.flash), ("RAM  ", self.ram)] {
+            let _ =
+                writeln!(out, "  {name} : ORIGIN = 0x{:08X}, LENGTH = {}", region.origin, linker_size(region.length));
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// A size as GNU ld reads it: `4M`, `256K`, or bytes.
+fn linker_size(bytes: u64) -> String {
+    match bytes {
+        b if b > 0 && b % MIB == 0 => format!("{}M", b / MIB),
+        b if b > 0 && b % KIB == 0 => format!("{}K", b / KIB),
+        b => b.to_string(),
+    }
+}
 
 impl Board {
     pub fn find(name: &str) -> Option<&'static Board> {
@@ -128,11 +275,9 @@ impl Board {
         BOARDS.iter().map(|b| b.name).collect()
     }
 
+    /// The board's memory map for the ELF reader: `FLASH` and `RAM`.
     pub fn regions(&self) -> [MemoryRegion; 2] {
-        [
-            MemoryRegion { name: "FLASH".into(), origin: self.flash.0, length: self.flash.1 },
-            MemoryRegion { name: "RAM".into(), origin: self.ram.0, length: self.ram.1 },
-        ]
+        self.layout.regions()
     }
 
     /// Instructions executed during `ticks` SysTick ticks under `-icount shift=0`, where one
@@ -160,6 +305,8 @@ impl Board {
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
     use super::*;
 
     #[test]
@@ -167,15 +314,136 @@ mod tests {
         assert_eq!(Board::find("mps2-an386").unwrap().ticks_to_instructions(3), 120);
         assert_eq!(Board::find("mps2-an505").unwrap().ticks_to_instructions(3), 150);
         assert_eq!(Board::find("microbit").unwrap().ticks_to_instructions(2), 125);
+        assert_eq!(Board::find("netduinoplus2").unwrap().ticks_to_instructions(168), 1000);
+    }
+
+    /// The repository's `linker/` directory.
+    fn linker_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../linker")
+    }
+
+    /// Where `have` and `want` first differ, for the failure message.
+    fn first_difference(have: &str, want: &str) -> String {
+        let (mut have_lines, mut want_lines) = (have.lines(), want.lines());
+        for line in 1.. {
+            match (have_lines.next(), want_lines.next()) {
+                (None, None) => break,
+                (h, w) if h == w => continue,
+                (h, w) => {
+                    return format!(
+                        "line {line}: the file has `{}`, board.rs gives `{}`",
+                        h.unwrap_or("<end of file>"),
+                        w.unwrap_or("<end of file>")
+                    );
+                }
+            }
+        }
+        "line endings differ".into()
+    }
+
+    /// The one check of the linker files against the board data: every layout's whole `memory.x`
+    /// (origin and length of every region, and anything else in the file), and no directory under
+    /// `linker/` without a layout. With `MCUBENCH_UPDATE_LINKER` set, writes them instead.
+    #[test]
+    fn linker_files_are_generated_from_the_board_data() {
+        let update = std::env::var_os("MCUBENCH_UPDATE_LINKER").is_some();
+        let root = linker_dir();
+        let mut problems = Vec::new();
+        for layout in Layout::all() {
+            let path = root.join(layout.name).join("memory.x");
+            let want = layout.memory_x();
+            let have = std::fs::read_to_string(&path);
+            if have.as_deref().ok() == Some(want.as_str()) {
+                continue;
+            }
+            if update {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &want).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                eprintln!("wrote linker/{}/memory.x", layout.name);
+                continue;
+            }
+            problems.push(match have {
+                Ok(have) => format!(
+                    "linker/{}/memory.x differs from layout `{}` in sim/mcubench/src/config/board.rs ({})",
+                    layout.name,
+                    layout.name,
+                    first_difference(&have, &want)
+                ),
+                Err(e) => format!("linker/{}/memory.x: {e}", layout.name),
+            });
+        }
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() && !Layout::all().iter().any(|l| l.name == name) {
+                problems.push(format!(
+                    "linker/{name} is no board's layout in sim/mcubench/src/config/board.rs: delete it, or add \
+                     the layout and a board that uses it"
+                ));
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "{}\nThe files under linker/ are generated: change sim/mcubench/src/config/board.rs, not them, \
+             then regenerate them with\n  {REGENERATE_LINKER_FILES}",
+            problems.join("\n")
+        );
+    }
+
+    /// The C firmware's linker scripts take their memory map from `linker/` as cortex-m-rt does,
+    /// never from a `MEMORY` block of their own (which nothing would check).
+    #[test]
+    fn c_linker_scripts_include_the_generated_memory_map() {
+        fn scripts(dir: &Path, found: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    scripts(&path, found);
+                } else if path.extension().is_some_and(|e| e == "ld") {
+                    found.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        scripts(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../firmware/c"), &mut found);
+        assert!(!found.is_empty(), "no linker script under firmware/c");
+        for path in found {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code: Vec<&str> = text.lines().map(str::trim).collect();
+            assert!(code.contains(&"INCLUDE memory.x"), "{}: no `INCLUDE memory.x`", path.display());
+            assert!(
+                !code.iter().any(|l| l.starts_with("MEMORY")),
+                "{}: a MEMORY block of its own; include linker/<layout>/memory.x (`INCLUDE memory.x` and \
+                 `-L linker/<layout>`) and change the map in sim/mcubench/src/config/board.rs",
+                path.display()
+            );
+        }
     }
 
     #[test]
-    fn memory_x_matches_the_board_map() {
-        // The runner trusts `flash`/`ram` for region classification; the linker uses memory.x.
+    fn layouts_are_consistent() {
+        let all = Layout::all();
         for b in BOARDS {
-            let text = b.memory_x.to_ascii_uppercase();
-            assert!(text.contains(&format!("0X{:08X}", b.flash.0)), "{}: flash origin", b.name);
-            assert!(text.contains(&format!("0X{:08X}", b.ram.0)), "{}: ram origin", b.name);
+            let layout = all.iter().find(|l| l.name == b.layout.name).unwrap();
+            assert_eq!(*layout, b.layout, "{}: two layouts named `{}` with different maps", b.name, layout.name);
         }
+        for l in all {
+            assert!(l.flash.length > 0 && l.ram.length > 0, "{}: empty region", l.name);
+            assert!(
+                l.flash.end() <= l.ram.origin || l.ram.end() <= l.flash.origin,
+                "{}: FLASH and RAM overlap",
+                l.name
+            );
+            let text = l.memory_x();
+            assert_eq!(
+                (text.matches("/*").count(), text.matches("*/").count()),
+                (1, 1),
+                "{}: one comment, at the top; `/*` or `*/` in the text would break it",
+                l.name
+            );
+        }
+        assert_eq!(linker_size(4 * MIB), "4M");
+        assert_eq!(linker_size(16 * KIB), "16K");
+        assert_eq!(linker_size(1000), "1000");
     }
 }

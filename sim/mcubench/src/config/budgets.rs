@@ -16,8 +16,8 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, String> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let source = scenario.source.display();
-    let max_flash = scenario.boards.iter().map(|b| b.flash.1).max().unwrap_or(u64::MAX);
-    let max_ram = scenario.boards.iter().map(|b| b.ram.1).max().unwrap_or(u64::MAX);
+    let max_flash = scenario.boards.iter().map(|b| b.layout.flash.length).max().unwrap_or(u64::MAX);
+    let max_ram = scenario.boards.iter().map(|b| b.layout.ram.length).max().unwrap_or(u64::MAX);
     let mut seen: Vec<&Budgets> = Vec::new();
     for p in &scenario.profiles {
         // Profiles inherit the scenario's budgets: report each distinct set once.
