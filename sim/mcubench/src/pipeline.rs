@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcubench_elf::{ElfImage, MemoryReport};
@@ -94,15 +94,16 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
         .map(|(index, (board, profile))| (index, board, profile))
         .filter(|(index, _, _)| options.shard.is_none_or(|s| s.contains(*index)))
         .collect();
-    let mut cells = Vec::new();
     let source = ElfSource::new(&scenario.firmware).map_err(|e| setup_error(e.to_string()));
-    // Boards with the same target and memory layout share one ELF per profile.
-    let mut built: BTreeMap<(&str, &str, &str), Result<PathBuf, Verdict>> = BTreeMap::new();
-    for (index, board, profile) in matrix {
-        let key = (board.rust_target, board.layout.name, profile.name.as_str());
-        let elf = built
-            .entry(key)
-            .or_insert_with(|| {
+    // Boards with the same target and memory layout share one ELF per profile. Each ELF is built
+    // by the first worker that needs it (the others wait for it), so builds overlap with each
+    // other and with the runs of cells whose ELF is ready.
+    let key = |board: &'static Board, profile: &Profile| (board.rust_target, board.layout.name, profile.name.clone());
+    let builds: BTreeMap<_, OnceLock<Result<PathBuf, Verdict>>> =
+        matrix.iter().map(|(_, board, profile)| (key(board, profile), OnceLock::new())).collect();
+    let elf_for = |board: &'static Board, profile: &Profile| -> Result<PathBuf, Verdict> {
+        builds[&key(board, profile)]
+            .get_or_init(|| {
                 let source = source.as_ref().map_err(Clone::clone)?;
                 if let ElfSource::Cargo { firmware, .. } = source {
                     say(format!(
@@ -112,23 +113,23 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
                 }
                 source.elf(board, profile).map_err(|e| setup_error(e.to_string()))
             })
-            .clone();
-        cells.push(Cell { index, board, profile, elf });
-    }
+            .clone()
+    };
 
     if let Some(bar) = &bar {
-        bar.set_length(cells.len() as u64);
+        bar.set_length(matrix.len() as u64);
     }
-    let results: Vec<Mutex<Option<CellReport>>> = cells.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<CellReport>>> = matrix.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..options.jobs.clamp(1, cells.len().max(1)) {
+        for _ in 0..options.jobs.clamp(1, matrix.len().max(1)) {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(cell) = cells.get(i) else { break };
+                    let Some(&(index, board, profile)) = matrix.get(i) else { break };
+                    let cell = Cell { index, board, profile, elf: elf_for(board, profile) };
                     say(format!("running {} / {}", cell.board.name, cell.profile.name));
-                    let report = run_cell(cell, scenario, options.contain);
+                    let report = run_cell(&cell, scenario, options.contain);
                     *results[i].lock().expect("no panics while holding") = Some(report);
                     if let Some(bar) = &bar {
                         bar.inc(1);

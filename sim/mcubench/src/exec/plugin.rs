@@ -69,7 +69,7 @@ fn find() -> Result<Option<PathBuf>, String> {
 
 /// Builds the plugin with cargo in the workspace at `workspace` and returns the `.so`.
 fn build_in(workspace: &Path) -> Result<PathBuf, String> {
-    let target = crate::build::target_directory(workspace).map_err(|e| e.to_string())?.join("qemu-plugin");
+    let target = crate::build::target_directory(workspace).map_err(|e| e.to_string())?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(workspace)
