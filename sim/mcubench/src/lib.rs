@@ -24,7 +24,6 @@ pub mod run;
 pub mod scenario;
 pub mod shard;
 pub mod stack;
-pub mod stack_annotations;
 pub mod vectors;
 pub mod verdict;
 

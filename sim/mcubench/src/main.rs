@@ -200,7 +200,7 @@ enum Command {
 }
 
 /// The error for annotation entries that name nothing in any of the `builds` analysed.
-fn unknown_annotations(unknown: &[mcubench::stack_annotations::Ignored], builds: usize) -> InputError {
+fn unknown_annotations(unknown: &[mcubench_stack::annotations::Ignored], builds: usize) -> InputError {
     let lines: Vec<String> = unknown.iter().map(|u| u.to_string()).collect();
     let scope = if builds == 1 { "this build".to_string() } else { format!("any of the {builds} builds") };
     InputError(format!("{}\n(not in {scope}: fix the name or remove the entry)", lines.join("\n")))
@@ -304,7 +304,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 )
                 .map_err(InputError)?;
                 let per_build: Vec<&[_]> = cells.iter().map(|c| c.ignored.as_slice()).collect();
-                let unknown = mcubench::stack_annotations::unknown_everywhere(&per_build);
+                let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
                 if !unknown.is_empty() {
                     return Err(unknown_annotations(&unknown, cells.len()));
                 }
@@ -522,15 +522,15 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 .map_err(|e| InputError(format!("--shard: {e}")))?;
             // The scenario's stack annotation file is input too: malformed, it is refused before
             // any work; naming a function no cell has, after the run and before any report.
-            let annotations = mcubench::stack_annotations::path_for_scenario(&scenario.source);
+            let annotations = mcubench_stack::annotations::path_for_scenario(&scenario.source);
             if annotations.is_file() {
-                mcubench::stack_annotations::AnnotationFile::load(&annotations)?;
+                mcubench_stack::annotations::AnnotationFile::load(&annotations)?;
             }
             let report = run_scenario(&scenario, &options);
             if options.shard.is_none() {
                 // A shard sees only some builds: a name may live in another shard's.
                 let per_build: Vec<&[_]> = report.cells.iter().map(|c| c.annotations_ignored.as_slice()).collect();
-                let unknown = mcubench::stack_annotations::unknown_everywhere(&per_build);
+                let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
                 if !unknown.is_empty() {
                     return Err(unknown_annotations(&unknown, report.cells.len()));
                 }

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcubench_elf::{ElfImage, MemoryReport};
+use mcubench_stack::annotations::Ignored;
 
 use crate::board::Board;
 use crate::build::{self, CargoFirmware};
@@ -22,7 +23,6 @@ use crate::report::{
 };
 use crate::scenario::{Firmware, Profile, Scenario};
 use crate::shard::Shard;
-use crate::stack_annotations::Ignored;
 use crate::verdict::{self, Outcome, Verdict};
 
 /// How many symbols the memory report lists.
@@ -461,8 +461,8 @@ fn toolchain(image: &ElfImage) -> Vec<String> {
 /// it has one, and the annotation entries this ELF has no function for. Never fails the run: an
 /// analysis problem is reported as an unbounded result.
 fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> (StaticStack, Vec<Ignored>) {
-    use mcubench_elf::stack::Bound;
-    let annotations = crate::stack_annotations::path_for_scenario(scenario_source);
+    use mcubench_stack::Bound;
+    let annotations = mcubench_stack::annotations::path_for_scenario(scenario_source);
     let annotations = annotations.is_file().then_some(annotations.as_path());
     match crate::stack::analyze(image, board, annotations) {
         Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),

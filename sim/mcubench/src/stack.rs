@@ -1,14 +1,14 @@
-//! Static stack bounds for a board's ELF: the analyzer of `mcubench-elf` with the board's core
+//! Static stack bounds for a board's ELF: the analyzer of `mcubench-stack` with the board's core
 //! and the annotation file that sits next to the scenario (`kat.yaml` → `kat.stack.yaml`),
 //! whose `priorities:` groups become [`StackOptions::priority_groups`].
 
 use std::path::Path;
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{StackOptions, StackReport};
+use mcubench_stack::annotations::{AnnotationFile, Ignored};
+use mcubench_stack::{StackOptions, StackReport};
 
 use crate::board::Board;
-use crate::stack_annotations::{AnnotationFile, Ignored};
 
 /// Analyzes `image` for `board`; `annotations` is an annotation file (absent = none). Also
 /// returns the annotation entries this ELF has no function for (see [`AnnotationFile::resolve`]).
@@ -29,8 +29,7 @@ pub fn analyze(
         None => Default::default(),
     };
     let options = StackOptions { arch, fpu, annotations, priority_groups, ..StackOptions::default() };
-    let report =
-        mcubench_elf::stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
+    let report = mcubench_stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
     Ok((report, ignored))
 }
 
@@ -55,7 +54,7 @@ pub fn is_scenario_path(path: &Path) -> bool {
 /// Analyses every board × profile of the scenario at `path` (those named by `board` and
 /// `profile` when given): builds Cargo firmware as `mcubench run` does (or takes the prebuilt
 /// ELF) and uses `annotations`, else the scenario's own annotation file when it has one
-/// ([`crate::stack_annotations::path_for_scenario`]).
+/// ([`mcubench_stack::annotations::path_for_scenario`]).
 pub fn analyze_scenario(
     path: &Path,
     board: Option<&str>,
@@ -76,7 +75,7 @@ pub fn analyze_scenario(
     {
         return Err(format!("--profile {n}: the scenario has no such profile"));
     }
-    let own = crate::stack_annotations::path_for_scenario(path);
+    let own = mcubench_stack::annotations::path_for_scenario(path);
     let annotations = annotations.map(Path::to_path_buf).or_else(|| own.is_file().then_some(own));
     let target_root = match &s.firmware {
         Firmware::Cargo { package_dir, .. } => {

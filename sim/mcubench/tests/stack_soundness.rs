@@ -1,14 +1,14 @@
 //! Soundness of the static stack bound: for every board × profile of scenarios/kat.yaml, the
 //! static bound of the reset path (with scenarios/kat.stack.yaml) is at least the stack
 //! high-water mark measured in a real QEMU run. Prints static/measured per cell.
-//! (The C stack-test firmware has the same check in sim/elf/tests/stack_firmware.rs.)
+//! (The C stack-test firmware has the same check in sim/stack/tests/stack_firmware.rs.)
 
 use std::path::{Path, PathBuf};
 
 use mcubench::run::{RunOptions, run_scenario};
 use mcubench::scenario::Scenario;
-use mcubench::stack_annotations::path_for_scenario;
 use mcubench_elf::ElfImage;
+use mcubench_stack::annotations::path_for_scenario;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -1,6 +1,6 @@
 //! Worst-case static stack bounds from the machine code of a linked Cortex-M ELF.
 //!
-//! [`analyze`] decodes every function ([`crate::functions`]), tracks SP along every path of its
+//! [`analyze`] decodes every function ([`mcubench_elf::functions`]), tracks SP along every path of its
 //! control-flow graph to get its frame and the SP offset at each call site, builds the call
 //! graph (direct calls, tail calls, indirect calls resolved from the address-taken set) and
 //! bounds each root (reset handler, exception handlers) and the whole main stack (MSP) with an
@@ -54,8 +54,10 @@ pub use mcubench_thumb::Arch;
 use mcubench_thumb::{DecodeError, Flow, Insn, Reg, SpEffect};
 use serde::{Deserialize, Serialize};
 
-use crate::functions::{Function, FunctionMap};
-use crate::image::ElfImage;
+use mcubench_elf::ElfImage;
+use mcubench_elf::functions::{Function, FunctionMap};
+
+pub mod annotations;
 
 /// Bytes the core stacks on exception entry: basic frame (R0–R3, R12, LR, return address,
 /// xPSR).

@@ -31,9 +31,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::Annotations;
 use mcubench_elf::ElfImage;
 use mcubench_elf::functions::FunctionMap;
-use mcubench_elf::stack::Annotations;
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
