@@ -73,6 +73,13 @@ pub(crate) fn to_bound(bound: &Result<u32, String>, assumptions: &Assumptions, t
     }
 }
 
+/// `a + b` bytes of stack, or why there is no bound: a sum past 4 GiB is no real stack (only a
+/// corrupt or hostile ELF or an absurd annotation gets there), and wrapped it would be a small
+/// number, i.e. an unsound bound.
+pub(crate) fn add_bytes(a: u32, b: u32, what: impl FnOnce() -> String) -> Result<u32, String> {
+    a.checked_add(b).ok_or_else(|| format!("{} is past 4 GiB ({a} B + {b} B overflows 32 bits)", what()))
+}
+
 /// The bound of one function, the assumptions it rests on and its deepest path (function
 /// indices, the function first).
 #[derive(Debug, Clone)]
@@ -150,6 +157,11 @@ impl CallGraph<'_> {
         }
     }
 
+    /// A call edge as a reason names it.
+    fn call_path(&self, caller: usize, callee: usize) -> String {
+        format!("the stack of {} calling {}", self.functions[caller].name, self.functions[callee].name)
+    }
+
     /// Bound of function `i`, which is not recursive: its callees' nodes are all computed.
     fn acyclic_bound(&self, i: usize, edges: &[Edge], nodes: &[Option<Node>], interner: &mut Interner) -> Node {
         let mut node = match self.own_frame(i) {
@@ -176,13 +188,14 @@ impl CallGraph<'_> {
                     }
                     node.assumptions.extend(&callee.assumptions);
                     match (&node.bound, &callee.bound) {
-                        (Ok(b), Ok(cb)) => {
-                            let total = depth + cb;
-                            if total > *b {
+                        (Ok(b), Ok(cb)) => match add_bytes(*depth, *cb, || self.call_path(i, *j)) {
+                            Ok(total) if total > *b => {
                                 node.bound = Ok(total);
                                 node.path = std::iter::once(i).chain(callee.path.iter().copied()).collect();
                             }
-                        }
+                            Ok(_) => {}
+                            Err(e) => node.bound = Err(e),
+                        },
                         (Ok(_), Err(msg)) => node.bound = Err(msg.clone()),
                         _ => {}
                     }
@@ -293,24 +306,36 @@ impl CallGraph<'_> {
                                 *e = (*e).max(*d);
                             } else if in_comp(*j) {
                                 for (&b, &v) in &g[j] {
-                                    let e = gm.entry(b).or_insert(0);
-                                    *e = (*e).max(d + v);
+                                    match add_bytes(*d, v, || self.call_path(m, *j)) {
+                                        Ok(total) => {
+                                            let e = gm.entry(b).or_insert(0);
+                                            *e = (*e).max(total);
+                                        }
+                                        Err(e) => {
+                                            err.get_or_insert(e);
+                                        }
+                                    }
                                 }
                                 let (hj, pj) = &h[j];
-                                if d + hj > hm.0 {
-                                    hm = (d + hj, std::iter::once(*j).chain(pj.iter().copied()).collect());
+                                match add_bytes(*d, *hj, || self.call_path(m, *j)) {
+                                    Ok(total) if total > hm.0 => {
+                                        hm = (total, std::iter::once(*j).chain(pj.iter().copied()).collect());
+                                    }
+                                    Ok(_) => {}
+                                    Err(e) => {
+                                        err.get_or_insert(e);
+                                    }
                                 }
                             } else {
                                 let callee = nodes[*j].as_ref().expect("callee processed first");
                                 assumptions.extend(&callee.assumptions);
-                                match &callee.bound {
-                                    Ok(cb) => {
-                                        if d + cb > hm.0 {
-                                            hm = (d + cb, callee.path.clone());
-                                        }
-                                    }
+                                let total =
+                                    callee.bound.clone().and_then(|cb| add_bytes(*d, cb, || self.call_path(m, *j)));
+                                match total {
+                                    Ok(total) if total > hm.0 => hm = (total, callee.path.clone()),
+                                    Ok(_) => {}
                                     Err(msg) => {
-                                        err.get_or_insert(msg.clone());
+                                        err.get_or_insert(msg);
                                     }
                                 }
                             }
@@ -329,7 +354,7 @@ impl CallGraph<'_> {
             }
         }
         let cut_ids: Vec<usize> = cut.keys().copied().collect();
-        let mut memo: HashMap<(usize, Vec<u32>), u32> = HashMap::new();
+        let mut memo: HashMap<(usize, Vec<u32>), Option<u32>> = HashMap::new();
         let mut out = Vec::new();
         for &m in members {
             let (bound, path) = match &err {
@@ -341,18 +366,30 @@ impl CallGraph<'_> {
                         left[k] = left[k].saturating_sub(1);
                         deepest_from_cut(m, &left, &cut_ids, &g, &h, &mut memo)
                     } else {
-                        let mut v = hm;
+                        let mut v = Some(hm);
                         for (&b, &d) in &g[&m] {
                             let k = cut_ids.iter().position(|&x| x == b).expect("cut member");
                             if left[k] > 0 {
                                 let mut l = left.clone();
                                 l[k] -= 1;
-                                v = v.max(d.saturating_add(deepest_from_cut(b, &l, &cut_ids, &g, &h, &mut memo)));
+                                let deeper =
+                                    deepest_from_cut(b, &l, &cut_ids, &g, &h, &mut memo).and_then(|x| d.checked_add(x));
+                                v = v.zip(deeper).map(|(v, x)| v.max(x));
                             }
                         }
                         v
                     };
-                    (Ok(start.max(hm)), std::iter::once(m).chain(hp).collect())
+                    match start {
+                        Some(start) => (Ok(start.max(hm)), std::iter::once(m).chain(hp).collect()),
+                        None => (
+                            Err(format!(
+                                "the stack of the recursion among {} with the annotated activation counts is past \
+                                 4 GiB (overflows 32 bits)",
+                                names.join(", ")
+                            )),
+                            vec![m],
+                        ),
+                    }
                 }
             };
             out.push((m, Node { bound, assumptions: assumptions.clone(), path }));
@@ -363,25 +400,27 @@ impl CallGraph<'_> {
 
 /// Deepest stack from the start of an activation of cut member `a` when `left` activations of
 /// each cut member (`cut_ids`) may still start; `g[a]` is the deepest way from `a` to each cut
-/// member it reaches, `h[a]` the deepest way out (memoised search).
+/// member it reaches, `h[a]` the deepest way out (memoised search). `None`: past 4 GiB (the
+/// activation counts times the frames overflow 32 bits).
 fn deepest_from_cut(
     a: usize,
     left: &[u32],
     cut_ids: &[usize],
     g: &HashMap<usize, BTreeMap<usize, u32>>,
     h: &HashMap<usize, (u32, Vec<usize>)>,
-    memo: &mut HashMap<(usize, Vec<u32>), u32>,
-) -> u32 {
+    memo: &mut HashMap<(usize, Vec<u32>), Option<u32>>,
+) -> Option<u32> {
     if let Some(&v) = memo.get(&(a, left.to_vec())) {
         return v;
     }
-    let mut v = h[&a].0;
+    let mut v = Some(h[&a].0);
     for (&b, &d) in &g[&a] {
         let k = cut_ids.iter().position(|&x| x == b).expect("cut member");
         if left[k] > 0 {
             let mut l = left.to_vec();
             l[k] -= 1;
-            v = v.max(d.saturating_add(deepest_from_cut(b, &l, cut_ids, g, h, memo)));
+            let deeper = deepest_from_cut(b, &l, cut_ids, g, h, memo).and_then(|x| d.checked_add(x));
+            v = v.zip(deeper).map(|(v, x)| v.max(x));
         }
     }
     memo.insert((a, left.to_vec()), v);

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 pub use mcubench_thumb::Arch;
 
-use crate::bound::{Interner, Node, to_bound};
+use crate::bound::{Interner, Node, add_bytes, to_bound};
 use crate::callgraph::CallGraph;
 use crate::report::{Bound, RootBound};
 
@@ -143,7 +143,10 @@ impl CallGraph<'_> {
                     if let Some(w) = worst {
                         total.assumptions.extend(&w.assumptions);
                         total.bound = match (&total.bound, &w.bound) {
-                            (Ok(a), Ok(b)) => Ok(a + b + frame),
+                            (Ok(a), Ok(b)) => {
+                                let what = || "the main stack (reset path and nested handlers)".to_string();
+                                add_bytes(*a, *b, what).and_then(|s| add_bytes(s, frame, what))
+                            }
                             (Err(e), _) | (_, Err(e)) => Err(e.clone()),
                         };
                     }

@@ -390,13 +390,14 @@ pub(crate) fn function_stack(
     let mut states: HashMap<u32, State> = HashMap::new();
     let mut work: Vec<u32> = vec![f.start];
     states.insert(f.start, State { sp: Sp::Known(0), regs: [None; 16] });
-    let mut max_depth: i32 = 0;
+    // Bytes below entry SP. An offset of i32::MIN (2 GiB) has no i32 negation: unsigned_abs.
+    let mut max_depth: u32 = 0;
     let mut dynamic_at: Option<u32> = None;
     let mut failure: Option<Frame> = None;
     let mut calls: BTreeMap<(u32, u8), CallSite> = BTreeMap::new();
 
     let depth_of = |sp: Sp| match sp {
-        Sp::Known(o) => u32::try_from(-o.min(0)).unwrap_or(0),
+        Sp::Known(o) => o.min(0).unsigned_abs(),
         Sp::Dynamic => 0,
     };
 
@@ -505,7 +506,7 @@ pub(crate) fn function_stack(
             }
         }
         if let Sp::Known(o) = next.sp {
-            max_depth = max_depth.max(-o);
+            max_depth = max_depth.max(o.min(0).unsigned_abs());
         }
         let fall = exec_fall;
         // (target, state) pairs to follow inside the function.
@@ -652,7 +653,6 @@ pub(crate) fn function_stack(
     }
     out.calls = calls.into_values().collect();
     out.address_consts = address_consts.into_iter().collect();
-    let max_depth = u32::try_from(max_depth.max(0)).unwrap_or(0);
     out.frame = if let Some(fr) = failure {
         fr
     } else if let Some(at) = dynamic_at {

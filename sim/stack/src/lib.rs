@@ -13,7 +13,8 @@
 //!   reach only address-taken functions; annotated recursion depths; annotated frames).
 //! - [`Bound::Unbounded`]: no bound: dynamic SP (alloca/VLA), unbounded recursion, an indirect
 //!   call or jump with no candidate target, an instruction that could not be decoded, SP that
-//!   differs between the paths that join at an instruction. The reason names the location and,
+//!   differs between the paths that join at an instruction, a sum past 4 GiB (frames of a
+//!   corrupt or hostile ELF: sums are checked, never wrapped). The reason names the location and,
 //!   where an annotation would help, [`StackReport::unresolved`] carries a ready-to-paste one.
 //!   Nothing unknown is ever counted as 0 bytes.
 //!

@@ -2,8 +2,9 @@
 //! (`movw ip; movt ip; bx ip` veneer, which ld emits for `-mpure-code` sections) and a
 //! `long_call` (`movw r3; movt r3; blx r3`) count as a tail call and a direct call.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::PathBuf;
 
 use mcubench_elf::ElfImage;
 use mcubench_stack::{Bound, CallKind, Frame, StackOptions, analyze};
@@ -62,18 +63,12 @@ SECTIONS
 
 /// Compiles and links SOURCE with SCRIPT into a fresh directory under the target dir.
 fn build() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcubench-stack-{}-veneers", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    let dir = common::scratch("veneers");
     std::fs::write(dir.join("main.c"), SOURCE).unwrap();
     std::fs::write(dir.join("link.ld"), SCRIPT).unwrap();
-    let output = Command::new("arm-none-eabi-gcc")
-        .args(["-mcpu=cortex-m4", "-mthumb", "-O2", "-ffreestanding", "-nostartfiles", "-nostdlib", "-mpure-code"])
-        .args(["-T", "link.ld", "-o", "fw.elf", "main.c"])
-        .current_dir(&dir)
-        .output()
-        .expect("run arm-none-eabi-gcc (a real ARM toolchain: apt-get install gcc-arm-none-eabi, see ci/setup.sh)");
-    assert!(output.status.success(), "arm-none-eabi-gcc failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    let flags = ["-mcpu=cortex-m4", "-mthumb", "-O2", "-ffreestanding", "-nostartfiles", "-nostdlib", "-mpure-code"];
+    let args: Vec<&str> = flags.iter().copied().chain(["-T", "link.ld", "-o", "fw.elf", "main.c"]).collect();
+    common::run("arm-none-eabi-gcc", &args, &dir);
     dir.join("fw.elf")
 }
 
