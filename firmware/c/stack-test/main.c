@@ -1,5 +1,5 @@
 /* stack-test: a C firmware whose stack use exercises every construct the static stack analyzer
- * (mcubench_elf::stack) must handle, and which reports the painted whole-run high-water mark in
+ * (mcubench_stack) must handle, and which reports the painted whole-run high-water mark in
  * its `end` record. Each construct is one small function; every KAT checks the value it
  * computes, so the run is also a functional test. Expected values were checked with a host
  * build of the same functions.
@@ -13,7 +13,7 @@
  *
  * The expected frames of the functions (bytes of stack each one's own code uses, hand-derived
  * from its prologue in the -O2 build of firmware/c/build.sh) and the root bounds are listed in
- * stack-test/EXPECTED.md and asserted by sim/elf/tests/stack_firmware.rs. */
+ * stack-test/EXPECTED.md and asserted by sim/stack/tests/stack_firmware.rs. */
 #define MCUBENCH_IMPL
 #include "mcubench.h"
 

@@ -41,8 +41,8 @@ impl From<crate::build::BuildError> for Error {
     }
 }
 
-impl From<crate::stack_annotations::AnnotationError> for Error {
-    fn from(e: crate::stack_annotations::AnnotationError) -> Error {
+impl From<mcubench_stack::annotations::AnnotationError> for Error {
+    fn from(e: mcubench_stack::annotations::AnnotationError) -> Error {
         Error::Input(e.to_string())
     }
 }

@@ -37,7 +37,6 @@ pub mod pipeline;
 pub mod profile;
 pub mod report;
 pub mod shard;
-pub mod stack_annotations;
 
 pub use config::board::{BOARDS, Board};
 pub use error::Error;

@@ -23,7 +23,7 @@ use crate::report::{
 };
 use crate::config::scenario::{Profile, Scenario};
 use crate::shard::Shard;
-use crate::stack_annotations::Ignored;
+use mcubench_stack::annotations::Ignored;
 use crate::judge::verdict::{self, Outcome, Verdict};
 
 /// How many symbols the memory report lists.
@@ -402,8 +402,8 @@ fn hex(bytes: &[u8]) -> String {
 /// it has one, and the annotation entries this ELF has no function for. Never fails the run: an
 /// analysis problem is reported as an unbounded result.
 fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> (StaticStack, Vec<Ignored>) {
-    use mcubench_elf::stack::Bound;
-    let annotations = crate::stack_annotations::path_for_scenario(scenario_source);
+    use mcubench_stack::Bound;
+    let annotations = mcubench_stack::annotations::path_for_scenario(scenario_source);
     let annotations = annotations.is_file().then_some(annotations.as_path());
     match crate::analyze::stack::analyze(image, board, annotations) {
         Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),

@@ -84,7 +84,7 @@ fn stack_test_elf() -> &'static PathBuf {
     ELF.get_or_init(|| {
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("stack-cli-{}", std::process::id()));
         let ok = Command::new("bash")
-            .arg(repo().join("sim/elf/tests/corpus/build-stack-test.sh"))
+            .arg(repo().join("sim/stack/tests/corpus/build-stack-test.sh"))
             .arg(&out)
             .stdout(Stdio::null())
             .status()

@@ -1,13 +1,13 @@
 //! Soundness of the static stack bound: for every board × profile of scenarios/kat.yaml, the
 //! static bound of the reset path (with scenarios/kat.stack.yaml) is at least the stack
 //! high-water mark measured in a real QEMU run. Prints static/measured per cell.
-//! (The C stack-test firmware has the same check in sim/elf/tests/stack_firmware.rs.)
+//! (The C stack-test firmware has the same check in sim/stack/tests/stack_firmware.rs.)
 
 use std::path::{Path, PathBuf};
 
 use mcubench::pipeline::{RunOptions, run_scenario};
 use mcubench::config::scenario::Scenario;
-use mcubench::stack_annotations::path_for_scenario;
+use mcubench_stack::annotations::path_for_scenario;
 use mcubench_elf::ElfImage;
 
 fn repo() -> PathBuf {

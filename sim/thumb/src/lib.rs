@@ -1,5 +1,5 @@
 //! mcubench-thumb: Thumb / Thumb-2 decoding (ARMv6-M, ARMv7-M, ARMv7E-M with FPv4/FPv5,
-//! ARMv8-M Mainline) into classified instructions, shared by the stack analyzer (`mcubench-elf`)
+//! ARMv8-M Mainline) into classified instructions, shared by the stack analyzer (`mcubench-stack`)
 //! and the timing model (`mcubench-timing`).
 //!
 //! CONTRACT (types below are the interface both consumers code against; keep them stable).

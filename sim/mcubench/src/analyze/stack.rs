@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{StackOptions, StackReport};
+use mcubench_stack::{StackOptions, StackReport};
 
 use crate::config::board::Board;
-use crate::stack_annotations::{AnnotationFile, Ignored};
+use mcubench_stack::annotations::{AnnotationFile, Ignored};
 
 /// Analyzes `image` for `board`; `annotations` is an annotation file (absent = none). Also
 /// returns the annotation entries this ELF has no function for (see [`AnnotationFile::resolve`]).
@@ -30,7 +30,7 @@ pub fn analyze(
     };
     let options = StackOptions { arch, fpu, annotations, priority_groups, ..StackOptions::default() };
     let report =
-        mcubench_elf::stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
+        mcubench_stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
     Ok((report, ignored))
 }
 
@@ -55,7 +55,7 @@ pub fn is_scenario_path(path: &Path) -> bool {
 /// Analyses every board × profile of the scenario at `path` (those named by `boards` and
 /// `profiles` when given): builds Cargo firmware as `mcubench run` does (or takes the prebuilt
 /// ELF) and uses `annotations`, else the scenario's own annotation file when it has one
-/// ([`crate::stack_annotations::path_for_scenario`]).
+/// ([`mcubench_stack::annotations::path_for_scenario`]).
 pub fn analyze_scenario(
     path: &Path,
     boards: &[String],
@@ -65,7 +65,7 @@ pub fn analyze_scenario(
     use crate::Error::Input;
     let mut s = crate::config::scenario::Scenario::load(path).map_err(|e| Input(e.to_string()))?;
     s.restrict(boards, profiles).map_err(Input)?;
-    let own = crate::stack_annotations::path_for_scenario(path);
+    let own = mcubench_stack::annotations::path_for_scenario(path);
     let annotations = annotations.map(Path::to_path_buf).or_else(|| own.is_file().then_some(own));
     let source = crate::build::ElfSource::new(&s.firmware)?;
     let mut cells = Vec::new();

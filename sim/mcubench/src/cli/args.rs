@@ -107,7 +107,7 @@ pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<RunReport>, Error> {
 }
 
 /// The error for annotation entries that name nothing in any of the `builds` analysed.
-pub fn unknown_annotations(unknown: &[crate::stack_annotations::Ignored], builds: usize) -> Error {
+pub fn unknown_annotations(unknown: &[mcubench_stack::annotations::Ignored], builds: usize) -> Error {
     let lines: Vec<String> = unknown.iter().map(|u| u.to_string()).collect();
     let scope = if builds == 1 { "this build".to_string() } else { format!("any of the {builds} builds") };
     Error::Input(format!("{}\n(not in {scope}: fix the name or remove the entry)", lines.join("\n")))

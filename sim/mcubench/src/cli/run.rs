@@ -138,15 +138,15 @@ pub fn run(a: RunArgs) -> Result<Exit, Error> {
     }
     // The scenario's stack annotation file is input too: malformed, it is refused before any
     // work; naming a function no cell has, after the run and before any report.
-    let annotations = crate::stack_annotations::path_for_scenario(&scenario.source);
+    let annotations = mcubench_stack::annotations::path_for_scenario(&scenario.source);
     if annotations.is_file() {
-        crate::stack_annotations::AnnotationFile::load(&annotations)?;
+        mcubench_stack::annotations::AnnotationFile::load(&annotations)?;
     }
     let report = run_scenario(&scenario, &options);
     if options.shard.is_none() {
         // A shard sees only some builds: a name may live in another shard's.
         let per_build: Vec<&[_]> = report.cells.iter().map(|c| c.annotations_ignored.as_slice()).collect();
-        let unknown = crate::stack_annotations::unknown_everywhere(&per_build);
+        let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
         if !unknown.is_empty() {
             return Err(args::unknown_annotations(&unknown, report.cells.len()));
         }

@@ -42,7 +42,7 @@ pub fn run(a: StackArgs) -> Result<Exit, Error> {
             a.annotations.as_deref(),
         )?;
         let per_build: Vec<&[_]> = cells.iter().map(|c| c.ignored.as_slice()).collect();
-        let unknown = crate::stack_annotations::unknown_everywhere(&per_build);
+        let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
         if !unknown.is_empty() {
             return Err(args::unknown_annotations(&unknown, cells.len()));
         }

@@ -287,8 +287,8 @@ impl Board {
     }
 
     /// Instruction set and FPU of the core, for decoding its code.
-    pub fn arch(&self) -> (mcubench_elf::stack::Arch, bool) {
-        use mcubench_elf::stack::Arch;
+    pub fn arch(&self) -> (mcubench_stack::Arch, bool) {
+        use mcubench_stack::Arch;
         match self.core {
             Core::CortexM0 => (Arch::V6M, false),
             Core::CortexM3 => (Arch::V7M, false),

@@ -133,9 +133,9 @@ pub struct CellReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<RegionReport>,
     /// Entries of the scenario's annotation file this cell's ELF has no function for (not in
-    /// the report: the CLI refuses entries that no cell has; see `stack_annotations`).
+    /// the report: the CLI refuses entries that no cell has; see `mcubench_stack::annotations`).
     #[serde(skip)]
-    pub annotations_ignored: Vec<crate::stack_annotations::Ignored>,
+    pub annotations_ignored: Vec<mcubench_stack::annotations::Ignored>,
 }
 
 /// The static stack bound of a cell's ELF: the reset path, and the main stack with every exception

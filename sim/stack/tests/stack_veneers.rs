@@ -4,8 +4,10 @@
 
 mod common;
 
+use std::path::PathBuf;
+
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Bound, CallKind, Frame, StackOptions, analyze};
+use mcubench_stack::{Bound, CallKind, Frame, StackOptions, analyze};
 
 const SOURCE: &str = r#"
 typedef void (*vector)(void);
@@ -59,27 +61,14 @@ SECTIONS
 }
 "#;
 
-fn build() -> std::path::PathBuf {
+/// Compiles and links SOURCE with SCRIPT into a fresh directory under the target dir.
+fn build() -> PathBuf {
     let dir = common::scratch("veneers");
     std::fs::write(dir.join("main.c"), SOURCE).unwrap();
     std::fs::write(dir.join("link.ld"), SCRIPT).unwrap();
-    common::gcc(
-        &dir,
-        &[
-            "-mcpu=cortex-m4",
-            "-mthumb",
-            "-O2",
-            "-ffreestanding",
-            "-nostartfiles",
-            "-nostdlib",
-            "-mpure-code",
-            "-T",
-            "link.ld",
-            "-o",
-            "fw.elf",
-            "main.c",
-        ],
-    );
+    let flags = ["-mcpu=cortex-m4", "-mthumb", "-O2", "-ffreestanding", "-nostartfiles", "-nostdlib", "-mpure-code"];
+    let args: Vec<&str> = flags.iter().copied().chain(["-T", "link.ld", "-o", "fw.elf", "main.c"]).collect();
+    common::run("arm-none-eabi-gcc", &args, &dir);
     dir.join("fw.elf")
 }
 

@@ -1,8 +1,8 @@
 //! Prints the stack report of an ELF:
-//! `cargo run -p mcubench-elf --example stack -- FILE.elf [v6m|v7m|v7em|v8m] [--json] [FUNCTION...]`.
+//! `cargo run -p mcubench-stack --example stack -- FILE.elf [v6m|v7m|v7em|v8m] [--json] [FUNCTION...]`.
 //! Annotations (JSON, analyzer form) from the STACK_ANNOTATIONS environment variable.
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Arch, StackOptions, analyze};
+use mcubench_stack::{Arch, StackOptions, analyze};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,7 +1,7 @@
 //! Timing of the static stack analyzer (a benchmark command, not a test):
 //!
 //! ```text
-//! cargo run --release -p mcubench-elf --example stack_bench [-- [--runs N] [ELF...]]
+//! cargo run --release -p mcubench-stack --example stack_bench [-- [--runs N] [ELF...]]
 //! ```
 //!
 //! Prints, for each ELF, the functions, instructions decoded, `.text` size and the wall time
@@ -24,7 +24,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Frame, InsnSource, StackOptions, analyze, analyze_with};
+use mcubench_stack::{Frame, InsnSource, StackOptions, analyze, analyze_with};
 use mcubench_thumb::{Arch, DecodeError, Decoder, Insn};
 
 /// Counts the instructions the analyzer asks the decoder for.

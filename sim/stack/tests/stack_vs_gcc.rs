@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Frame, StackOptions, analyze};
+use mcubench_stack::{Frame, StackOptions, analyze};
 use mcubench_thumb::Arch;
 
 /// One `.su` line: `file:line:col:function<TAB>bytes<TAB>static|dynamic|dynamic,bounded`.

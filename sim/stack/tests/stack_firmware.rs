@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Annotations, Arch, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
+use mcubench_stack::{Annotations, Arch, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
 
 fn firmware() -> &'static Path {
     static ELF: OnceLock<PathBuf> = OnceLock::new();
@@ -133,7 +133,7 @@ fn static_bound_is_not_below_the_measured_high_water_mark() {
 
 #[test]
 fn exception_frames_per_core() {
-    use mcubench_elf::stack::{Arch, exception_frame};
+    use mcubench_stack::{Arch, exception_frame};
     // Basic 32 B / extended 104 B, +4 B alignment.
     assert_eq!(exception_frame(Arch::V6M, false, false), 36);
     assert_eq!(exception_frame(Arch::V7M, false, true), 36, "no Security Extension before ARMv8-M");

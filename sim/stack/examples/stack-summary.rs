@@ -1,6 +1,6 @@
-//! Summary of the stack analysis of ELFs: `cargo run -p mcubench-elf --example stack-summary -- FILE...`.
+//! Summary of the stack analysis of ELFs: `cargo run -p mcubench-stack --example stack-summary -- FILE...`.
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Frame, StackOptions, analyze};
+use mcubench_stack::{Frame, StackOptions, analyze};
 use mcubench_thumb::Arch;
 
 fn main() {
@@ -25,9 +25,7 @@ fn main() {
             .functions
             .iter()
             .flat_map(|f| f.calls.iter())
-            .filter(|c| {
-                matches!(c.kind, mcubench_elf::stack::CallKind::Indirect | mcubench_elf::stack::CallKind::IndirectTail)
-            })
+            .filter(|c| matches!(c.kind, mcubench_stack::CallKind::Indirect | mcubench_stack::CallKind::IndirectTail))
             .count();
         println!(
             "{path}: {} functions, {} not known, {indirect} indirect sites, {} unresolved, taken {}, {:?}",
@@ -42,7 +40,7 @@ fn main() {
         }
         for root in &r.roots {
             println!("   root {} {} {:?} path {:?}", root.role, root.name, root.bound.bytes(), root.path.len());
-            if let mcubench_elf::stack::Bound::Unbounded { reason } = &root.bound {
+            if let mcubench_stack::Bound::Unbounded { reason } = &root.bound {
                 println!("      {reason}");
             }
         }

@@ -1,4 +1,6 @@
-//! Stack-analysis annotation files (YAML, next to the scenario: `kat.yaml` → `kat.stack.yaml`).
+//! Annotations: what the binary cannot tell. People write an annotation file (YAML, next to the
+//! scenario: `kat.yaml` → `kat.stack.yaml`); [`AnnotationFile::resolve`] checks it against an ELF
+//! and turns it into [`Annotations`], the form the analyzer reads.
 //!
 //! ```yaml
 //! recursion:                       # most activations of a function on the stack at once
@@ -33,9 +35,31 @@ use std::path::{Path, PathBuf};
 
 use mcubench_elf::ElfImage;
 use mcubench_elf::functions::FunctionMap;
-use mcubench_elf::stack::Annotations;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
+/// Annotations in the form the analyzer reads ([`AnnotationFile::resolve`] makes them from a
+/// file): what the binary cannot tell.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Annotations {
+    /// Maximum number of activations of a function on the stack at once, by function name.
+    /// A recursive cycle is bounded when the annotated functions cut all its cycles.
+    #[serde(default)]
+    pub recursion: BTreeMap<String, u32>,
+    /// Targets of indirect calls/jumps, keyed by `function@N` (the N-th indirect call site of
+    /// the function in address order, from 1: survives rebuilds that do not reorder the
+    /// function's indirect calls), `function+0xoffset` of the call site, or the function name
+    /// alone (all its indirect sites). Names may be symbols or demangled names (no hash).
+    #[serde(default)]
+    pub indirect: BTreeMap<String, Vec<String>>,
+    /// Frames of functions the analyzer cannot bound (dynamic SP, undecodable), by name.
+    #[serde(default)]
+    pub frames: BTreeMap<String, u32>,
+    /// Call edges that cannot happen: caller name → callee names.
+    #[serde(default)]
+    pub infeasible: BTreeMap<String, Vec<String>>,
+}
+
+/// An annotation file as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnnotationFile {

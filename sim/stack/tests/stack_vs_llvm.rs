@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::stack::{Frame, StackOptions, analyze};
+use mcubench_stack::{Frame, StackOptions, analyze};
 use mcubench_thumb::Arch;
 
 /// (triple, architecture, FPU).

@@ -2,7 +2,7 @@
 # Builds firmware/c/stack-test alone into OUTDIR (stack-test.elf, and the objects and GCC .su files
 # in OUTDIR/stack-test-obj), with the flags firmware/c/build.sh uses for it (keep them in sync), so
 # the stack analyzer's tests do not depend on the other C firmware building.
-# Usage: sim/elf/tests/corpus/build-stack-test.sh OUTDIR
+# Usage: sim/stack/tests/corpus/build-stack-test.sh OUTDIR
 set -euo pipefail
 if [ $# -ne 1 ]; then echo "usage: $0 OUTDIR" >&2; exit 2; fi
 CC=${ARM_CC:-arm-none-eabi-gcc}

@@ -12,7 +12,7 @@
 #                       Cortex-M4, -O2 and -Os
 #
 # Needs: arm-none-eabi-gcc + libnewlib-arm-none-eabi, csmith + libcsmith-dev (Debian), pip.
-# Usage: sim/elf/tests/corpus/build.sh OUTDIR   (skips items already built)
+# Usage: sim/stack/tests/corpus/build.sh OUTDIR   (skips items already built)
 set -euo pipefail
 if [ $# -ne 1 ]; then echo "usage: $0 OUTDIR" >&2; exit 2; fi
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -1,0 +1,334 @@
+//! The call graph: direct calls and tail calls from the call sites, indirect calls resolved by
+//! annotation, by the address-taken set (words in data and literal pools, `movw`/`movt`
+//! constants) and by Rust vtable slots; and its strongly connected components.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use mcubench_elf::ElfImage;
+use mcubench_elf::functions::FunctionMap;
+
+use crate::StackOptions;
+use crate::bound::Interner;
+use crate::frame::{CallKind, FunctionStack};
+use crate::report::Unresolved;
+
+/// Possible targets of indirect calls.
+#[derive(Debug, Default)]
+pub(crate) struct Taken {
+    /// Every function whose Thumb address appears as an aligned word in loaded data (other than
+    /// the vector table: its handlers are roots), in a literal pool (`$d`) of the code, or as a
+    /// `movw`/`movt` constant.
+    pub(crate) all: BTreeSet<u32>,
+    /// Those whose address appears somewhere other than a method slot of a Rust vtable.
+    free: BTreeSet<u32>,
+    /// Functions in each slot (byte offset) of the Rust vtables.
+    slots: BTreeMap<u32, BTreeSet<u32>>,
+    vtables: usize,
+}
+
+/// Rust vtables in read-only data: `[drop_in_place or 0, size, align, method, …]` with at
+/// least one method; returns (address of the word, byte offset in its vtable) of each
+/// function word.
+fn vtables(words: &[(u32, u32)], is_fn: &dyn Fn(u32) -> bool) -> Vec<Vec<(u32, u32)>> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k + 3 < words.len() {
+        let w = |i: usize| words[k + i].1;
+        let contiguous = (0..4).all(|i| words[k + i].0 == words[k].0 + 4 * i as u32);
+        let drop_ok = w(0) == 0 || is_fn(w(0));
+        let size_ok = w(1) < (1 << 24);
+        let align_ok = w(2).is_power_of_two() && w(2) <= 4096 && (w(1) % w(2) == 0);
+        if contiguous && drop_ok && size_ok && align_ok && is_fn(w(3)) {
+            let mut v = Vec::new();
+            if w(0) != 0 {
+                v.push((words[k].0, 0));
+            }
+            let mut j = 3;
+            while k + j < words.len() && words[k + j].0 == words[k].0 + 4 * j as u32 && is_fn(words[k + j].1) {
+                v.push((words[k + j].0, 4 * j as u32));
+                j += 1;
+            }
+            out.push(v);
+            k += j;
+        } else {
+            k += 1;
+        }
+    }
+    out
+}
+
+pub(crate) fn address_taken(image: &ElfImage, fmap: &FunctionMap, functions: &[FunctionStack]) -> Taken {
+    let vt = image.vector_table();
+    let is_fn = |w: u32| w & 1 == 1 && fmap.at(w).is_some();
+    let mut taken = Taken::default();
+    for s in image.sections() {
+        if !s.alloc || s.nobits || s.size < 4 {
+            continue;
+        }
+        if vt.as_ref().is_some_and(|v| v.section == s.name) {
+            continue;
+        }
+        let data = image.section_data(s);
+        let base = s.vma as u32;
+        let mut off = (4 - (base % 4)) % 4;
+        let mut words = Vec::new();
+        while (off as usize) + 4 <= data.len() {
+            let addr = base + off;
+            if !s.exec || fmap.is_data(addr) {
+                let o = off as usize;
+                words.push((addr, u32::from_le_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]])));
+            }
+            off += 4;
+        }
+        let mut in_vtable = BTreeSet::new();
+        if !s.exec && !s.write {
+            for v in vtables(&words, &is_fn) {
+                taken.vtables += 1;
+                for (at, slot) in v {
+                    in_vtable.insert(at);
+                    let w = image.word_at(u64::from(at)).unwrap_or(0);
+                    taken.slots.entry(slot).or_default().insert(w & !1);
+                }
+            }
+        }
+        for (at, w) in words {
+            if is_fn(w) {
+                taken.all.insert(w & !1);
+                if !in_vtable.contains(&at) {
+                    taken.free.insert(w & !1);
+                }
+            }
+        }
+    }
+    for f in functions {
+        for &c in &f.address_consts {
+            taken.all.insert(c);
+            taken.free.insert(c);
+        }
+    }
+    taken
+}
+
+/// The call graph's inputs: the image, its functions with their frames and call sites, the
+/// possible targets of indirect calls and the options (annotations, exception model).
+pub(crate) struct CallGraph<'a> {
+    pub(crate) image: &'a ElfImage,
+    pub(crate) fmap: &'a FunctionMap,
+    pub(crate) functions: &'a [FunctionStack],
+    pub(crate) taken: &'a Taken,
+    pub(crate) options: &'a StackOptions,
+    /// Function indices (ascending) by raw name, demangled name and alias.
+    pub(crate) names: &'a HashMap<&'a str, Vec<usize>>,
+}
+
+/// Every name of every function (symbol, demangled, aliases) → indices of the functions with
+/// that name, ascending: name look-ups in the call graph are O(1) instead of a scan.
+pub(crate) fn name_index(fmap: &FunctionMap) -> HashMap<&str, Vec<usize>> {
+    let mut out: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, f) in fmap.functions().iter().enumerate() {
+        for n in std::iter::once(&f.name).chain(std::iter::once(&f.demangled)).chain(f.aliases.iter()) {
+            let v = out.entry(n.as_str()).or_default();
+            if v.last() != Some(&i) {
+                v.push(i);
+            }
+        }
+    }
+    out
+}
+
+/// A call edge (callee index, caller depth at the call, assumption it rests on) or why the
+/// call cannot be followed.
+pub(crate) type Edge = Result<(usize, u32, Option<usize>), String>;
+
+impl CallGraph<'_> {
+    pub(crate) fn index_of(&self, addr: u32) -> Option<usize> {
+        self.fmap.index_at(addr)
+    }
+
+    /// Indices of every function with this raw or demangled name or alias (demangled names
+    /// drop the hash, so several functions may share one).
+    pub(crate) fn all_by_name(&self, name: &str) -> Vec<usize> {
+        self.names.get(name).cloned().unwrap_or_default()
+    }
+
+    /// The name to use for `f` in an annotation: the demangled name when no other function
+    /// has it (it survives rebuilds: no hash), else the symbol.
+    pub(crate) fn key_name(&self, f: &FunctionStack) -> String {
+        if self.names.get(f.demangled.as_str()).is_some_and(|v| v.len() == 1) {
+            f.demangled.clone()
+        } else {
+            f.name.clone()
+        }
+    }
+
+    fn site_key(&self, f: &FunctionStack, at: u32) -> String {
+        format!("{}+0x{:x}", f.name, at - f.start)
+    }
+
+    /// The call site as people read it (demangled when unambiguous), for messages.
+    fn site_label(&self, f: &FunctionStack, at: u32) -> String {
+        format!("{}+0x{:x}", self.key_name(f), at - f.start)
+    }
+
+    /// Callees of function `i`: (callee index, caller depth at the call, assumption).
+    pub(crate) fn edges(&self, i: usize, unresolved: &mut Vec<Unresolved>, interner: &mut Interner) -> Vec<Edge> {
+        let f = &self.functions[i];
+        let mut out = Vec::new();
+        let infeasible: Vec<usize> = [&f.name, &f.demangled]
+            .iter()
+            .filter_map(|n| self.options.annotations.infeasible.get(*n))
+            .flatten()
+            .flat_map(|n| self.all_by_name(n))
+            .collect();
+        let mut ordinal = 0usize;
+        for c in &f.calls {
+            if matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) {
+                ordinal += 1;
+            }
+            match &c.kind {
+                CallKind::Call { target } | CallKind::Tail { target } => match self.index_of(*target) {
+                    Some(j) if infeasible.contains(&j) => {}
+                    Some(j) => out.push(Ok((j, c.depth, None))),
+                    None => out.push(Err(format!(
+                        "{} calls 0x{target:08x}, which is not the start of a known function",
+                        f.name
+                    ))),
+                },
+                CallKind::Indirect | CallKind::IndirectTail => {
+                    let key = self.site_key(f, c.at);
+                    let ord_key = format!("{}@{ordinal}", self.key_name(f));
+                    let ord_key_raw = format!("{}@{ordinal}", f.name);
+                    let ind = &self.options.annotations.indirect;
+                    let ann = ind
+                        .get(&ord_key)
+                        .or(ind.get(&ord_key_raw))
+                        .or(ind.get(&key))
+                        .or(self.options.annotations.indirect.get(&f.name))
+                        .or(self.options.annotations.indirect.get(&f.demangled));
+                    if let Some(names) = ann {
+                        for n in names {
+                            let found = self.all_by_name(n);
+                            if found.is_empty() {
+                                out.push(Err(format!("annotation for {key} names unknown function {n}")));
+                            }
+                            for j in found {
+                                let why = interner.id(format!("annotated targets of {}", self.site_label(f, c.at)));
+                                out.push(Ok((j, c.depth, Some(why))));
+                            }
+                        }
+                    } else if self.options.address_taken && !self.taken.all.is_empty() {
+                        let (why, targets): (String, BTreeSet<u32>) = match c.slot {
+                            Some(o) if self.taken.vtables > 0 => (
+                                format!(
+                                    "indirect call at {} loads its target from offset {o} of a pointer: it reaches \
+                                     slot {o} of the Rust vtables or one of the {} functions whose address \
+                                     appears outside vtables",
+                                    self.site_label(f, c.at),
+                                    self.taken.free.len()
+                                ),
+                                self.taken
+                                    .free
+                                    .iter()
+                                    .chain(self.taken.slots.get(&o).into_iter().flatten())
+                                    .copied()
+                                    .collect(),
+                            ),
+                            _ => (
+                                format!(
+                                    "indirect call at {} reaches only the {} address-taken functions",
+                                    self.site_label(f, c.at),
+                                    self.taken.all.len()
+                                ),
+                                self.taken.all.clone(),
+                            ),
+                        };
+                        let why = interner.id(why);
+                        for t in targets {
+                            if let Some(j) = self.index_of(t).filter(|j| !infeasible.contains(j)) {
+                                out.push(Ok((j, c.depth, Some(why))));
+                            }
+                        }
+                    } else {
+                        unresolved.push(Unresolved {
+                            function: f.name.clone(),
+                            at: c.at,
+                            what: "indirect call with no known target".into(),
+                            annotation: format!("indirect: [{{ site: \"{ord_key}\", targets: [TARGET] }}]"),
+                        });
+                        out.push(Err(format!("indirect call at {key} has no known target")));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// [`tarjan`] over the subset `nodes` of the indices (successors outside it are ignored):
+/// components of original indices, callees first.
+pub(crate) fn tarjan_subset(nodes: &[usize], succ: impl Fn(usize) -> Vec<usize>) -> Vec<Vec<usize>> {
+    let local: HashMap<usize, usize> = nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+    tarjan(nodes.len(), |k| succ(nodes[k]).into_iter().filter_map(|j| local.get(&j).copied()).collect())
+        .into_iter()
+        .map(|c| {
+            let mut c: Vec<usize> = c.into_iter().map(|k| nodes[k]).collect();
+            c.sort_unstable();
+            c
+        })
+        .collect()
+}
+
+/// Tarjan's strongly connected components, iterative; components come out callees first.
+pub(crate) fn tarjan(n: usize, succ: impl Fn(usize) -> Vec<usize>) -> Vec<Vec<usize>> {
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    let mut next = 0usize;
+    let succs: Vec<Vec<usize>> = (0..n).map(&succ).collect();
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut k)) = call.last_mut() {
+            if let Some(&w) = succs[v].get(*k) {
+                *k += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    call.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    comp.sort_unstable();
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,726 @@
+//! Per-function frames: SP tracked along every path of a function's control-flow graph (its
+//! largest excursion is the frame), and every call site with the caller's SP depth there.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use mcubench_elf::ElfImage;
+use mcubench_elf::functions::{Function, FunctionMap};
+use mcubench_thumb::{DecodeError, Flow, Insn, Reg, SpEffect};
+use serde::{Deserialize, Serialize};
+
+use crate::InsnSource;
+
+/// A function's own frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Frame {
+    /// Largest SP excursion of the function's own code, in bytes.
+    Known { bytes: u32 },
+    /// SP is set from a run-time value (alloca/VLA) at `at`. `bytes` is the static part.
+    Dynamic { at: u32, bytes: u32 },
+    /// SP differs between paths that meet at `at`.
+    Divergent { at: u32, detail: String },
+    /// The code could not be followed at `at` (undecodable instruction, execution of data,
+    /// falling off the function, unbalanced return).
+    Unknown { at: u32, detail: String },
+}
+
+impl Frame {
+    pub fn bytes(&self) -> Option<u32> {
+        match self {
+            Frame::Known { bytes } => Some(*bytes),
+            _ => None,
+        }
+    }
+}
+
+/// What a call site does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CallKind {
+    /// BL/BLX imm, or BLX Rm with a function's address built in Rm (`-mlong-calls`).
+    Call { target: u32 },
+    /// B/B.W/Bcc/CBZ leaving the function, fall-through into the next function, or a veneer's
+    /// jump to a known address (`ldr pc, [pc, #..]`; `movw ip; movt ip; bx ip`).
+    Tail { target: u32 },
+    /// BLX Rm.
+    Indirect,
+    /// BX Rm / MOV pc / LDR pc other than a return.
+    IndirectTail,
+}
+
+/// One call site with the caller's SP excursion when the callee starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSite {
+    pub at: u32,
+    /// Bytes of the caller's frame in use at the call (0 for a tail call after the epilogue).
+    pub depth: u32,
+    #[serde(flatten)]
+    pub kind: CallKind,
+    /// For an indirect call: the target was loaded from `[Rn, #slot]` (Rn not SP/PC), e.g. a
+    /// Rust vtable method slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
+}
+
+/// Frame and call sites of one function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionStack {
+    pub name: String,
+    pub demangled: String,
+    pub start: u32,
+    pub end: u32,
+    pub frame: Frame,
+    pub calls: Vec<CallSite>,
+    /// Constants built by `movw`/`movt` that are Thumb addresses of functions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub address_consts: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sp {
+    /// Offset from SP at entry (≤ 0 while a frame is live).
+    Known(i32),
+    Dynamic,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    sp: Sp,
+    /// Registers with a known value: entry-SP + offset (frame pointers) or a constant (literal
+    /// loads and immediate moves, for Thumb-1 `ldr r6, =-N; add sp, r6`).
+    regs: [Option<Val>; 16],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Val {
+    /// Entry SP + offset.
+    Sp(i32),
+    Const(i32),
+    /// Loaded from `[Rn, #offset]` with Rn neither SP nor PC (a vtable or struct slot).
+    Slot(u32),
+}
+
+/// One IT block: the addresses of its instructions with their sense (true: then).
+#[derive(Debug, Clone)]
+struct ItBlock {
+    insns: Vec<(u32, bool)>,
+    end: u32,
+}
+
+impl ItBlock {
+    /// The next instruction of the block after `addr` executed when `addr` was executed
+    /// (`same`) or skipped, or the end of the block.
+    fn next(&self, addr: u32, same: bool) -> u32 {
+        let Some(k) = self.insns.iter().position(|(a, _)| *a == addr) else { return self.end };
+        let sense = self.insns[k].1;
+        self.insns[k + 1..].iter().find(|(_, s)| (*s == sense) == same).map_or(self.end, |(a, _)| *a)
+    }
+}
+
+/// IT blocks of a function whose conditions stay fixed inside the block (no instruction in the
+/// block writes the flags): every instruction of such a block maps to it.
+fn it_blocks(insns: &BTreeMap<u32, Insn>) -> HashMap<u32, std::rc::Rc<ItBlock>> {
+    let mut out = HashMap::new();
+    for (&a, i) in insns {
+        if i.class != mcubench_thumb::Class::It {
+            continue;
+        }
+        let mask = i.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+        let Some(rest) = mask.strip_prefix("it") else { continue };
+        let senses: Vec<bool> = std::iter::once(true).chain(rest.chars().map(|c| c == 't')).collect();
+        let mut block = Vec::new();
+        let mut at = a + u32::from(i.len);
+        let mut flags_safe = true;
+        for &sense in &senses {
+            let Some(x) = insns.get(&at) else {
+                flags_safe = false;
+                break;
+            };
+            if writes_flags(x) {
+                flags_safe = false;
+            }
+            block.push((at, sense));
+            at += u32::from(x.len);
+        }
+        if flags_safe {
+            let b = std::rc::Rc::new(ItBlock { insns: block.clone(), end: at });
+            for (x, _) in block {
+                out.insert(x, b.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Whether an instruction inside an IT block may change the condition flags.
+fn writes_flags(i: &Insn) -> bool {
+    let m = i.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    if ["cmp", "cmn", "tst", "teq", "vmrs", "msr"].iter().any(|p| m.starts_with(p)) {
+        return true;
+    }
+    // Strip the condition suffix: a flag-setting data-processing form ends in `s` before it.
+    let base = if m.len() > 2 { &m[..m.len() - 2] } else { m };
+    base.ends_with('s')
+        && !base.starts_with("pop")
+        && !base.starts_with("ldm")
+        && !base.starts_with("stm")
+        && !base.starts_with("vpop")
+        && !base.starts_with("vldm")
+        && !base.starts_with("vstm")
+}
+
+/// Value of a register after an instruction that sets it to a constant (`movs rd, #imm`,
+/// `mov.w`, `movw`, `movt` on a known constant, `ldr rd, [pc, #imm]`, `mov rd, rm` of a known
+/// constant).
+fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, i32)> {
+    if insn.conditional {
+        return None;
+    }
+    let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    if !matches!(m, "mov" | "movs" | "movw" | "movt" | "ldr") {
+        return None;
+    }
+    let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
+    let rd = parse_reg(ops.first()?)?;
+    match (m, ops.as_slice()) {
+        ("mov" | "movs", [_, r]) if parse_reg(r).is_some() => match regs[usize::from(parse_reg(r)?)]? {
+            Val::Const(c) => Some((rd, c)),
+            _ => None,
+        },
+        ("mov" | "movs" | "movw", [_, i]) => Some((rd, parse_imm(i)?)),
+        ("movt", [_, i]) => match regs[usize::from(rd)]? {
+            Val::Const(lo) => Some((rd, ((lo as u32 & 0xffff) | ((parse_imm(i)? as u32) << 16)) as i32)),
+            _ => None,
+        },
+        ("ldr", _) => {
+            let mem = insn.mem?;
+            if mem.base != mcubench_thumb::PC || mem.index.is_some() || mem.bytes != 4 || mem.store {
+                return None;
+            }
+            let lit = ((insn.addr.wrapping_add(4)) & !3).wrapping_add(mem.offset as u32);
+            Some((rd, image.word_at(u64::from(lit))? as i32))
+        }
+        _ => None,
+    }
+}
+
+/// `add sp, rN` / `add sp, sp, rN` / `sub sp, sp, rN` with a constant in rN: the SP change.
+fn sp_plus_const(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<i32> {
+    let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    let sign: i32 = match m {
+        "add" => 1,
+        "sub" => -1,
+        _ => return None,
+    };
+    let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
+    let rn = match ops.as_slice() {
+        ["sp", r] if sign == 1 => r,
+        ["sp", "sp", r] => r,
+        _ => return None,
+    };
+    match regs[usize::from(parse_reg(rn)?)]? {
+        Val::Const(c) => sign.checked_mul(c),
+        _ => None,
+    }
+}
+
+fn parse_reg(s: &str) -> Option<Reg> {
+    match s {
+        "fp" => Some(11),
+        "ip" => Some(12),
+        "sb" => Some(9),
+        "sl" => Some(10),
+        _ => s.strip_prefix('r')?.parse::<u8>().ok().filter(|&r| r <= 12),
+    }
+}
+
+fn parse_imm(s: &str) -> Option<i32> {
+    let s = s.strip_prefix('#')?;
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let v = match s.strip_prefix("0x") {
+        Some(h) => u32::from_str_radix(h, 16).ok()? as i32,
+        None => s.parse::<u32>().ok()? as i32,
+    };
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+/// Decode `f` (skipping `$d` ranges) into an address → instruction map; errors by address.
+fn decode_function(
+    image: &ElfImage,
+    fmap: &FunctionMap,
+    f: &Function,
+    source: &dyn InsnSource,
+) -> (BTreeMap<u32, Insn>, BTreeMap<u32, String>) {
+    let mut insns = BTreeMap::new();
+    let mut errors = BTreeMap::new();
+    let mut addr = f.start;
+    while addr < f.end {
+        if let Some(d) = fmap.data_range(addr) {
+            addr = d.end.max(addr + 2);
+            continue;
+        }
+        let chunk_end = fmap.next_data(addr).map_or(f.end, |d| d.start.min(f.end));
+        match image.bytes_at(u64::from(addr), u64::from(chunk_end - addr)) {
+            Some(bytes) => {
+                for r in source.decode_block(addr, bytes) {
+                    match r {
+                        Ok(i) => {
+                            insns.insert(i.addr, i);
+                        }
+                        Err(e) => {
+                            let at = match &e {
+                                DecodeError::Truncated { addr }
+                                | DecodeError::Undecodable { addr, .. }
+                                | DecodeError::NotOnArch { addr, .. } => *addr,
+                            };
+                            errors.insert(at, e.to_string());
+                        }
+                    }
+                }
+            }
+            None => {
+                errors.insert(addr, format!("0x{addr:08x}: no loaded bytes"));
+            }
+        }
+        // Progress even if a data range were empty (FunctionMap keeps none): input is untrusted.
+        addr = chunk_end.max(addr.saturating_add(2));
+    }
+    (insns, errors)
+}
+
+/// Number of TBB/TBH entries from a preceding `cmp Rn, #imm` on the index register.
+fn table_entries_from_cmp(insns: &BTreeMap<u32, Insn>, tb: &Insn, index: Reg) -> Option<u32> {
+    let reg = format!("r{index}");
+    for (_, i) in insns.range(..tb.addr).rev().take(4) {
+        if i.mnemonic.starts_with("cmp") {
+            let ops: Vec<&str> = i.operands.split(',').map(str::trim).collect();
+            if ops.len() == 2 && ops[0] == reg {
+                let imm = ops[1].trim_start_matches('#');
+                let n = if let Some(h) = imm.strip_prefix("0x") {
+                    u32::from_str_radix(h, 16).ok()
+                } else {
+                    imm.parse::<u32>().ok()
+                };
+                return n.map(|n| n + 1);
+            }
+            return None;
+        }
+        if i.writes.contains(index) || !matches!(i.flow, Flow::Next | Flow::Branch { .. }) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Targets of a TBB/TBH whose table starts at `table`.
+#[allow(clippy::too_many_arguments)]
+fn table_targets(
+    image: &ElfImage,
+    fmap: &FunctionMap,
+    insns: &BTreeMap<u32, Insn>,
+    tb: &Insn,
+    table: u32,
+    halfword: bool,
+    index: Reg,
+    f: &Function,
+) -> Result<Vec<u32>, String> {
+    let base = tb.addr + 4;
+    let width = if halfword { 2 } else { 1 };
+    let counted = table_entries_from_cmp(insns, tb, index);
+    let data_end = fmap.data_range(table).map_or(f.end, |d| d.end.min(f.end));
+    let mut targets = Vec::new();
+    let mut min_target = u32::MAX;
+    let mut pos = table;
+    let mut n = 0u32;
+    loop {
+        match counted {
+            Some(c) if n >= c => break,
+            None if pos >= min_target || pos + width > data_end => break,
+            _ => {}
+        }
+        let bytes = image
+            .bytes_at(u64::from(pos), u64::from(width))
+            .ok_or_else(|| format!("table entry at 0x{pos:08x} is not in the image"))?;
+        let entry = if halfword { u32::from(u16::from_le_bytes([bytes[0], bytes[1]])) } else { u32::from(bytes[0]) };
+        let target = base + 2 * entry;
+        if target < pos + width && counted.is_none() {
+            // Points into the table itself: padding after the last entry.
+            break;
+        }
+        if !f.contains(target) {
+            return Err(format!("table entry at 0x{pos:08x} jumps to 0x{target:08x}, outside the function"));
+        }
+        min_target = min_target.min(target);
+        targets.push(target);
+        pos += width;
+        n += 1;
+    }
+    if targets.is_empty() {
+        return Err("table has no entries".into());
+    }
+    Ok(targets)
+}
+
+pub(crate) fn function_stack(
+    image: &ElfImage,
+    fmap: &FunctionMap,
+    f: &Function,
+    source: &dyn InsnSource,
+) -> FunctionStack {
+    let mut out = FunctionStack {
+        name: f.name.clone(),
+        demangled: f.demangled.clone(),
+        start: f.start,
+        end: f.end,
+        frame: Frame::Known { bytes: 0 },
+        calls: Vec::new(),
+        address_consts: Vec::new(),
+    };
+    let mut address_consts = BTreeSet::new();
+    if !f.thumb {
+        out.frame = Frame::Unknown { at: f.start, detail: "ARM-state code (not executable on Cortex-M)".into() };
+        return out;
+    }
+    let (insns, errors) = decode_function(image, fmap, f, source);
+    let its = it_blocks(&insns);
+    let mut states: HashMap<u32, State> = HashMap::new();
+    let mut work: Vec<u32> = vec![f.start];
+    states.insert(f.start, State { sp: Sp::Known(0), regs: [None; 16] });
+    // Bytes below entry SP. An offset of i32::MIN (2 GiB) has no i32 negation: unsigned_abs.
+    let mut max_depth: u32 = 0;
+    let mut dynamic_at: Option<u32> = None;
+    let mut failure: Option<Frame> = None;
+    let mut calls: BTreeMap<(u32, u8), CallSite> = BTreeMap::new();
+
+    let depth_of = |sp: Sp| match sp {
+        Sp::Known(o) => o.min(0).unsigned_abs(),
+        Sp::Dynamic => 0,
+    };
+
+    'work: while let Some(addr) = work.pop() {
+        let state = states[&addr].clone();
+        let Some(insn) = insns.get(&addr) else {
+            let detail = if let Some(e) = errors.get(&addr) {
+                format!("cannot decode: {e}")
+            } else if fmap.is_data(addr) {
+                format!("execution reaches data (literal pool or table) at 0x{addr:08x}")
+            } else {
+                format!("branch into the middle of an instruction at 0x{addr:08x}")
+            };
+            failure.get_or_insert(Frame::Unknown { at: addr, detail });
+            continue;
+        };
+        // Inside an IT block whose flags stay fixed, only the first instruction is a two-way
+        // choice: the ones after it are reached only on the path where they execute.
+        let cond = insn.conditional && its.get(&addr).is_none_or(|b| b.insns[0].0 == addr);
+        // Apply the SP effect.
+        let mut next = state.clone();
+        let sp_effect = match (insn.sp, sp_plus_const(insn, &state.regs)) {
+            (SpEffect::Dynamic, Some(d)) => SpEffect::Adjust(d),
+            (e, _) => e,
+        };
+        match sp_effect {
+            SpEffect::None => {}
+            SpEffect::Adjust(d) => {
+                if let Sp::Known(o) = next.sp {
+                    // Overflowing i32 is only possible in garbage code: fail closed.
+                    next.sp = o.checked_add(d).map_or_else(
+                        || {
+                            dynamic_at.get_or_insert(addr);
+                            Sp::Dynamic
+                        },
+                        Sp::Known,
+                    );
+                }
+            }
+            SpEffect::FromReg { reg, offset } => {
+                next.sp = match state.regs.get(usize::from(reg)).copied().flatten() {
+                    Some(Val::Sp(v)) if v.checked_add(offset).is_some() => Sp::Known(v + offset),
+                    _ => {
+                        dynamic_at.get_or_insert(addr);
+                        Sp::Dynamic
+                    }
+                };
+            }
+            SpEffect::Dynamic => {
+                dynamic_at.get_or_insert(addr);
+                next.sp = Sp::Dynamic;
+            }
+        }
+        // Register tracking: writes kill, an SP copy, constant or known arithmetic defines.
+        for r in 0..16u8 {
+            if insn.writes.contains(r) {
+                next.regs[usize::from(r)] = None;
+            }
+        }
+        // Successor addresses when the instruction executes / is skipped: inside an IT block
+        // whose flags stay fixed, the other instructions of the same sense follow it.
+        let len_fall = addr + u32::from(insn.len);
+        let (exec_fall, skip_fall) = match its.get(&addr) {
+            Some(b) if insn.conditional => (b.next(addr, true), b.next(addr, false)),
+            _ => (len_fall, len_fall),
+        };
+        let split = cond && matches!(insn.flow, Flow::Next) && (sp_effect != SpEffect::None || its.contains_key(&addr));
+        if !cond || split {
+            if let Some((rd, v)) = frame_pointer_arith(insn, &state.regs) {
+                next.regs[usize::from(rd)] = Some(v);
+            }
+            if let Some((rd, c)) = const_def(image, insn, &state.regs) {
+                next.regs[usize::from(rd)] = Some(Val::Const(c));
+                if insn.mnemonic.starts_with("movw") || insn.mnemonic.starts_with("movt") {
+                    let c = c as u32;
+                    if c & 1 == 1 && fmap.at(c).is_some() {
+                        address_consts.insert(c & !1);
+                    }
+                }
+            }
+            if let Some(m) = insn.mem
+                && !m.store
+                && m.bytes == 4
+                && m.index.is_none()
+                && !m.writeback
+                && m.base != mcubench_thumb::SP
+                && m.base != mcubench_thumb::PC
+                && insn.class == (mcubench_thumb::Class::Load { width: 4 })
+                && let Some(rd) = insn.operands.split(',').next().and_then(|r| parse_reg(r.trim()))
+                && m.offset >= 0
+            {
+                next.regs[usize::from(rd)] = Some(Val::Slot(m.offset as u32));
+            }
+            if let Some((rd, imm)) = insn.sp_copy
+                && let (Sp::Known(o), Some(slot)) = (state.sp, next.regs.get_mut(usize::from(rd)))
+            {
+                *slot = o.checked_add(imm).map(Val::Sp);
+            }
+        }
+        if split {
+            // Executed or not: both reach a successor; a join of different SPs is divergent.
+            let skipped = state.clone();
+            if let Err(fr) = propagate(&mut states, &mut work, skip_fall, skipped) {
+                failure.get_or_insert(fr);
+                continue 'work;
+            }
+        }
+        if let Sp::Known(o) = next.sp {
+            max_depth = max_depth.max(o.min(0).unsigned_abs());
+        }
+        let fall = exec_fall;
+        // (target, state) pairs to follow inside the function.
+        let mut succ: Vec<(u32, State)> = Vec::new();
+        // The register an indirect call or jump goes through, and whether it came from a slot.
+        let via = match insn.flow {
+            Flow::CallIndirect { reg } => Some(reg),
+            Flow::JumpIndirect { literal: None } if insn.mnemonic.starts_with("bx") => parse_reg(insn.operands.trim()),
+            _ => None,
+        };
+        let slot = via.and_then(|r| match state.regs[usize::from(r)] {
+            Some(Val::Slot(o)) => Some(o),
+            _ => None,
+        });
+        // A register that holds a function's Thumb address (movw/movt, a literal, a copy of
+        // one): the linker's veneers (`movw ip; movt ip; bx ip`, the v6-M `ldr r0, [pc]; mov ip,
+        // r0; ...; bx ip`) and `-mlong-calls` (`movw r3; movt r3; blx r3`) are direct.
+        let known_target = via.and_then(|r| match state.regs[usize::from(r)] {
+            Some(Val::Const(c)) if c & 1 == 1 && fmap.at(c as u32).is_some() => Some(c as u32 & !1),
+            _ => None,
+        });
+        let mut add_call = |kind: CallKind, depth: u32, tag: u8| {
+            let slot = if matches!(kind, CallKind::Indirect | CallKind::IndirectTail) { slot } else { None };
+            calls.entry((addr, tag)).or_insert(CallSite { at: addr, depth, kind, slot });
+        };
+        let cond_state = state.clone();
+        match insn.flow {
+            Flow::Next => succ.push((fall, next.clone())),
+            Flow::Branch { target } => {
+                if f.contains(target) && !fmap.is_data(target) {
+                    succ.push((target, next.clone()));
+                } else {
+                    add_call(CallKind::Tail { target }, depth_of(next.sp), 0);
+                }
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+            }
+            Flow::Call { target } if f.contains(target) && target != f.start && !fmap.is_data(target) => {
+                // BL inside the function: the Thumb-1 far branch LLVM emits (`tBfar`) to a
+                // block of the same function. Follow it as a jump (and, conservatively, the
+                // fall-through as well).
+                succ.push((target, next.clone()));
+                succ.push((fall, next.clone()));
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+            }
+            Flow::Call { .. } | Flow::CallIndirect { .. } => {
+                let kind = match (insn.flow, known_target) {
+                    (Flow::Call { target }, _) | (_, Some(target)) => CallKind::Call { target },
+                    _ => CallKind::Indirect,
+                };
+                add_call(kind, depth_of(next.sp), 0);
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+                let mut after = next.clone();
+                for r in [0u8, 1, 2, 3, 12, 14] {
+                    after.regs[usize::from(r)] = None;
+                }
+                succ.push((fall, after));
+            }
+            Flow::Return => {
+                if next.sp != Sp::Known(0) && next.sp != Sp::Dynamic {
+                    failure.get_or_insert(Frame::Unknown {
+                        at: addr,
+                        detail: format!("returns with SP {:?} relative to entry", next.sp),
+                    });
+                }
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+            }
+            Flow::JumpIndirect { literal } => {
+                let target = literal.and_then(|l| image.word_at(u64::from(l)));
+                match (target, known_target) {
+                    (Some(t), _) if t & 1 == 1 && fmap.at(t).is_some() => {
+                        add_call(CallKind::Tail { target: t & !1 }, depth_of(next.sp), 0)
+                    }
+                    (None, Some(t)) => add_call(CallKind::Tail { target: t }, depth_of(next.sp), 0),
+                    _ => add_call(CallKind::IndirectTail, depth_of(next.sp), 0),
+                }
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+            }
+            Flow::TableBranch { table, halfword, index } => {
+                let Some(table) = table else {
+                    failure.get_or_insert(Frame::Unknown {
+                        at: addr,
+                        detail: "TBB/TBH with a table not addressed from PC".into(),
+                    });
+                    continue 'work;
+                };
+                match table_targets(image, fmap, &insns, insn, table, halfword, index, f) {
+                    Ok(ts) => {
+                        for t in ts {
+                            succ.push((t, next.clone()));
+                        }
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(Frame::Unknown { at: addr, detail: e });
+                        continue 'work;
+                    }
+                }
+            }
+            Flow::Trap => {
+                // SVC returns to the next instruction (its handler runs on the exception stack
+                // and is counted as a handler); UDF/BKPT stop the path.
+                if insn.mnemonic.starts_with("svc") {
+                    succ.push((fall, next.clone()));
+                } else if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+            }
+        }
+        for (t, s) in succ {
+            if f.contains(t) && !fmap.is_data(t) {
+                if let Err(fr) = propagate(&mut states, &mut work, t, s) {
+                    failure.get_or_insert(fr);
+                }
+            } else if t == fall || t == skip_fall {
+                // Falls off the function: after a call, the callee did not return (noreturn);
+                // into another function's start: a fall-through tail call; else unknown.
+                // A NOP here is padding after such a call (`bl abort; nop; .word ...`).
+                let after_call = matches!(insn.flow, Flow::Call { .. } | Flow::CallIndirect { .. })
+                    || (insn.class == mcubench_thumb::Class::Hint && insn.mnemonic.starts_with("nop"))
+                    // `mov r8, r8`: the Thumb-1 NOP that LLVM pads with after a noreturn call.
+                    || insn.raw == 0x46c0;
+                if after_call {
+                    continue;
+                }
+                if fmap.at(t).is_some() {
+                    add_call(CallKind::Tail { target: t }, depth_of(s.sp), 1);
+                } else {
+                    failure.get_or_insert(Frame::Unknown {
+                        at: addr,
+                        detail: format!("execution falls through past the end of the function to 0x{t:08x}"),
+                    });
+                }
+            }
+        }
+    }
+    out.calls = calls.into_values().collect();
+    out.address_consts = address_consts.into_iter().collect();
+    out.frame = if let Some(fr) = failure {
+        fr
+    } else if let Some(at) = dynamic_at {
+        Frame::Dynamic { at, bytes: max_depth }
+    } else {
+        Frame::Known { bytes: max_depth }
+    };
+    out
+}
+
+/// `add`/`sub` of an immediate to a register with a known value (the -O0 epilogue
+/// `adds r7, #16; mov sp, r7`): the destination and its new value.
+fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Val)> {
+    let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    let sign: i32 = match m {
+        "add" | "adds" | "addw" => 1,
+        "sub" | "subs" | "subw" => -1,
+        _ => return None,
+    };
+    if insn.conditional {
+        return None;
+    }
+    let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
+    let (rd, rn, k) = match ops.as_slice() {
+        [d, i] => (parse_reg(d)?, parse_reg(d)?, parse_imm(i)?),
+        [d, n, i] => (parse_reg(d)?, parse_reg(n)?, parse_imm(i)?),
+        _ => return None,
+    };
+    Some((
+        rd,
+        match regs[usize::from(rn)]? {
+            Val::Sp(base) => Val::Sp(base.checked_add(sign.checked_mul(k)?)?),
+            Val::Const(c) => Val::Const(c.wrapping_add(sign.wrapping_mul(k))),
+            Val::Slot(_) => return None,
+        },
+    ))
+}
+
+fn propagate(states: &mut HashMap<u32, State>, work: &mut Vec<u32>, at: u32, s: State) -> Result<(), Frame> {
+    match states.get_mut(&at) {
+        None => {
+            states.insert(at, s);
+            work.push(at);
+            Ok(())
+        }
+        Some(old) => {
+            let sp = match (old.sp, s.sp) {
+                (Sp::Known(a), Sp::Known(b)) if a != b => {
+                    return Err(Frame::Divergent {
+                        at,
+                        detail: format!("SP is entry{a:+} on one path and entry{b:+} on another"),
+                    });
+                }
+                (Sp::Known(a), Sp::Known(_)) => Sp::Known(a),
+                _ => Sp::Dynamic,
+            };
+            let mut regs = old.regs;
+            for (r, v) in regs.iter_mut().zip(s.regs.iter()) {
+                if *r != *v {
+                    *r = None;
+                }
+            }
+            if sp != old.sp || regs != old.regs {
+                old.sp = sp;
+                old.regs = regs;
+                work.push(at);
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! mcubench-stack: worst-case static stack bounds from the machine code of a linked Cortex-M
+//! ELF, for rustc/LLVM and arm-none-eabi-gcc output alike, with no compiler flags.
+//!
+//! [`analyze`] finds every function ([`mcubench_elf::functions`]), decodes it
+//! ([`mcubench_thumb`]), tracks SP along every path of its control-flow graph to get its frame
+//! and the SP offset at each call site, builds the call graph (direct calls, tail calls,
+//! indirect calls resolved from the address-taken set) and bounds each root (reset handler,
+//! exception handlers) and the whole main stack (MSP) with an exception model.
+//!
+//! # What a result means
+//! - [`Bound::Exact`]: every path and callee was resolved without assumptions.
+//! - [`Bound::Bounded`]: a sound upper bound *under the listed assumptions* (indirect calls may
+//!   reach only address-taken functions; annotated recursion depths; annotated frames).
+//! - [`Bound::Unbounded`]: no bound: dynamic SP (alloca/VLA), unbounded recursion, an indirect
+//!   call or jump with no candidate target, an instruction that could not be decoded, SP that
+//!   differs between the paths that join at an instruction, a sum past 4 GiB (frames of a
+//!   corrupt or hostile ELF: sums are checked, never wrapped). The reason names the location and,
+//!   where an annotation would help, [`StackReport::unresolved`] carries a ready-to-paste one.
+//!   Nothing unknown is ever counted as 0 bytes.
+//!
+//! # Known limitations
+//! - Indirect calls: targets are the address-taken functions (words in data and literal
+//!   pools, `movw`/`movt` and `movw` constants). A call whose target was loaded from
+//!   `[Rn, #k]` (Rn not SP/PC) reaches slot k of the Rust vtables found in read-only data plus
+//!   every function whose address appears outside vtables (assumption: a function found only
+//!   in vtable slots is called only through its slot). Pointers computed at run time (not
+//!   stored anywhere as an address) are missed: annotate such sites.
+//! - A `blx`/`bx` through a register that holds a known function address (linker veneers
+//!   `movw ip; movt ip; bx ip`, `-mlong-calls`) is a direct call or tail call; that address
+//!   still counts as address-taken (sound, but it widens what other indirect calls may reach).
+//! - Frames are the largest SP excursion of a function's own code: stores below SP (none in
+//!   AAPCS code) are not counted.
+//! - Functions are found from symbols: a stripped ELF has no functions to analyse; code without
+//!   a symbol is only analysed as part of the function whose range covers it.
+//! - Conditional SP changes inside IT blocks that are not returns make the function divergent
+//!   (paths with and without the change join), which is sound but can be loose.
+//! - Exception model: every vector-table handler can preempt every other and the main path
+//!   once, unless [`StackOptions::priority_groups`] (the annotation file's `priorities:`) says
+//!   which handlers share a priority; priorities are run-time writes the binary does not show.
+//!   The stacked frame per level is [`exception_frame`]: 104 B with an FPU (extended frame,
+//!   lazy stacking reserves the space) or 32 B without, plus 4 B of alignment; on ARMv8-M
+//!   Mainline the Security Extension's Secure→Non-secure stacking (40 B more, and S16–S31
+//!   with an FPU) is counted unless [`StackOptions::security_extension`] is `Some(false)`.
+//!   The vector table found is the only one: a Non-secure image's own table, PSP-based threads
+//!   (RTOS) and handlers installed at run time (VTOR writes) are not modelled.
+//! - Annotations are keyed by function name (symbol or demangled name without hash) and, for a
+//!   call site, its ordinal among the function's indirect calls (`f@N`) or offset (`f+0x..`);
+//!   not by DWARF file:line. Recursion: `f: N` means at most N activations of f on the stack
+//!   at once; the annotated functions must cut every cycle of the recursive component.
+//!
+//! # Modules
+//! One module per concern, like gimli-rs/object, in the order the analysis runs:
+//! - [`frame`]: each function's frame and call sites, from SP tracked over its CFG;
+//! - `callgraph`: call edges, indirect calls resolved (annotations, address-taken set, Rust
+//!   vtable slots), strongly connected components;
+//! - `bound`: worst-case bounds callees first, recursion bounded by annotated depths;
+//! - [`exception`]: exception frames per core, vector-table roots, the MSP sum over preemption
+//!   levels;
+//! - [`report`]: the result ([`StackReport`]) and what `mcubench stack` prints of it;
+//! - [`annotations`]: what the binary cannot tell, as the YAML file people write and as the
+//!   analyzer reads it.
+
+use mcubench_elf::ElfImage;
+use mcubench_elf::functions::FunctionMap;
+use mcubench_thumb::{DecodeError, Insn};
+
+pub mod annotations;
+mod bound;
+mod callgraph;
+pub mod exception;
+pub mod frame;
+pub mod report;
+
+pub use annotations::Annotations;
+pub use exception::{
+    ADDITIONAL_STATE_CONTEXT, Arch, BASIC_EXCEPTION_FRAME, EXCEPTION_ALIGN_PAD, EXTENDED_EXCEPTION_FRAME,
+    SECURE_FP_EXTRA, exception_frame,
+};
+pub use frame::{CallKind, CallSite, Frame, FunctionStack};
+pub use report::{Bound, BoundView, PathStep, RootBound, StackReport, StackView, Unresolved};
+
+use callgraph::{CallGraph, address_taken, name_index};
+
+/// Where the instructions come from. [`mcubench_thumb::Decoder`] is the real one; tests may
+/// supply hand-made instruction sequences.
+pub trait InsnSource {
+    /// Decode the code bytes `bytes` that start at `addr`, in order, tracking IT blocks. An
+    /// undecodable instruction yields an `Err` and decoding goes on after it (2 bytes on).
+    fn decode_block(&self, addr: u32, bytes: &[u8]) -> Vec<Result<Insn, DecodeError>>;
+}
+
+impl InsnSource for mcubench_thumb::Decoder {
+    fn decode_block(&self, addr: u32, bytes: &[u8]) -> Vec<Result<Insn, DecodeError>> {
+        // The decoder stops at the first error: record it and go on 2 bytes further (what
+        // follows an undecodable halfword is unknown anyway; only reachable addresses matter).
+        let mut out = Vec::new();
+        let mut off = 0usize;
+        while off < bytes.len() {
+            let at = addr.wrapping_add(off as u32);
+            let (insns, err) = mcubench_thumb::Decoder::decode_block(self, at, &bytes[off..]);
+            let decoded: usize = insns.iter().map(|i| usize::from(i.len)).sum();
+            out.extend(insns.into_iter().map(Ok));
+            off += decoded;
+            match err {
+                None => break,
+                Some(e) => {
+                    out.push(Err(e));
+                    off += 2;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How [`analyze`] runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackOptions {
+    pub arch: Arch,
+    /// The core has an FPU (exception frames are the 104-byte extended ones).
+    pub fpu: bool,
+    /// Resolve indirect calls to every address-taken function (default). When false, every
+    /// indirect call without an annotation is unresolved.
+    pub address_taken: bool,
+    pub annotations: Annotations,
+    /// Handlers (by name) grouped by preemption priority: handlers of one group cannot preempt
+    /// each other. `None`: every handler is its own group (all may nest: conservative). A
+    /// handler named in no group is a group of its own.
+    pub priority_groups: Option<Vec<Vec<String>>>,
+    /// The core has the ARMv8-M Security Extension (see [`exception_frame`]). `None`: assume it
+    /// does on [`Arch::V8MMain`] (conservative: its extra stacking is counted).
+    pub security_extension: Option<bool>,
+}
+
+impl Default for StackOptions {
+    fn default() -> Self {
+        StackOptions {
+            arch: Arch::V7EM,
+            fpu: true,
+            address_taken: true,
+            annotations: Annotations::default(),
+            priority_groups: None,
+            security_extension: None,
+        }
+    }
+}
+
+/// Analyse `image` with the real decoder. Fails only when `options` name an FPU on a core
+/// that has none.
+pub fn analyze(image: &ElfImage, options: &StackOptions) -> Result<StackReport, mcubench_thumb::NewError> {
+    let decoder = mcubench_thumb::Decoder::new(options.arch, options.fpu)?;
+    Ok(analyze_with(image, options, &decoder))
+}
+
+/// Analyse `image` with instructions from `source`.
+pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnSource) -> StackReport {
+    let fmap = FunctionMap::new(image);
+    let functions: Vec<FunctionStack> =
+        fmap.functions().iter().map(|f| frame::function_stack(image, &fmap, f, source)).collect();
+    let taken = address_taken(image, &fmap, &functions);
+    let names = name_index(&fmap);
+    CallGraph { image, fmap: &fmap, functions: &functions, taken: &taken, options, names: &names }.report()
+}

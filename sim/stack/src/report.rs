@@ -1,0 +1,226 @@
+//! The result of the analysis: per-function frames and call sites, the bound of every root and
+//! of the main stack, what needs an annotation; and the views `mcubench stack` prints.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bound::{Assumptions, to_bound};
+use crate::frame::{CallKind, FunctionStack};
+
+/// A worst-case bound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Bound {
+    Exact { bytes: u32 },
+    Bounded { bytes: u32, assumptions: Vec<String> },
+    Unbounded { reason: String },
+}
+
+impl Bound {
+    pub fn bytes(&self) -> Option<u32> {
+        match self {
+            Bound::Exact { bytes } | Bound::Bounded { bytes, .. } => Some(*bytes),
+            Bound::Unbounded { .. } => None,
+        }
+    }
+}
+
+/// A root of the call graph and its bound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootBound {
+    pub name: String,
+    /// `reset` or `exception N` (vector number).
+    pub role: String,
+    pub bound: Bound,
+    /// The deepest path, root first.
+    pub path: Vec<String>,
+}
+
+/// Something the analyzer needs a human for, with an annotation that resolves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unresolved {
+    pub function: String,
+    pub at: u32,
+    pub what: String,
+    /// A YAML line for the annotations file.
+    pub annotation: String,
+}
+
+/// The result of [`analyze`](crate::analyze).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackReport {
+    pub functions: Vec<FunctionStack>,
+    pub roots: Vec<RootBound>,
+    /// Worst main-stack (MSP) use: reset path plus nested exception handlers.
+    pub msp: Bound,
+    /// Functions whose address is taken (possible targets of indirect calls).
+    pub address_taken: Vec<String>,
+    pub unresolved: Vec<Unresolved>,
+    /// Bound, assumptions and worst path (function indices) of every function, indexed like
+    /// `functions`; [`StackReport::bound_of`] turns one into a [`Bound`]. Kept compact (the
+    /// assumptions as a set of indices into `assumption_text`): a function's assumptions are
+    /// those of all its callees, and listing them for every function of a large ELF is
+    /// quadratic.
+    #[serde(skip)]
+    pub(crate) bounds: Vec<(Result<u32, String>, Assumptions, Vec<usize>)>,
+    #[serde(skip)]
+    pub(crate) assumption_text: Vec<String>,
+}
+
+/// One step of a worst path: the function, its frame, and the call to the next step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathStep {
+    pub function: String,
+    pub address: u32,
+    /// The function's own frame in bytes (None if unknown).
+    pub frame: Option<u32>,
+    /// Offset of the call to the next step from the function's start, and SP depth there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_offset: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_depth: Option<u32>,
+}
+
+/// The bound of a root or named function with its worst path, for output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BoundView {
+    pub name: String,
+    pub role: String,
+    /// `exact`, `bounded` or `unbounded`.
+    pub label: &'static str,
+    pub bound: Bound,
+    pub path: Vec<PathStep>,
+}
+
+/// What `mcubench stack` prints (serialize it for JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StackView {
+    pub roots: Vec<BoundView>,
+    pub msp: Bound,
+    pub functions: Vec<BoundView>,
+    pub unresolved: Vec<Unresolved>,
+    /// Names asked for that are not functions of the ELF.
+    pub not_found: Vec<String>,
+}
+
+impl StackReport {
+    pub fn function(&self, name: &str) -> Option<&FunctionStack> {
+        self.functions.iter().find(|f| f.name == name || f.demangled == name)
+    }
+
+    pub fn root(&self, name: &str) -> Option<&RootBound> {
+        self.roots.iter().find(|r| r.name == name)
+    }
+
+    fn index(&self, name: &str) -> Option<usize> {
+        self.functions.iter().position(|f| f.name == name || f.demangled == name)
+    }
+
+    /// The worst path from function `i` as steps with frames and call-site offsets.
+    fn steps(&self, path: &[usize]) -> Vec<PathStep> {
+        let mut out = Vec::new();
+        for (k, &i) in path.iter().enumerate() {
+            let f = &self.functions[i];
+            let next = path.get(k + 1).map(|&j| self.functions[j].start);
+            let call = next.and_then(|t| {
+                f.calls
+                    .iter()
+                    .filter(|c| match c.kind {
+                        CallKind::Call { target } | CallKind::Tail { target } => target == t,
+                        CallKind::Indirect | CallKind::IndirectTail => true,
+                    })
+                    .max_by_key(|c| (matches!(c.kind, CallKind::Call { .. } | CallKind::Tail { .. }), c.depth))
+            });
+            out.push(PathStep {
+                function: f.demangled.clone(),
+                address: f.start,
+                frame: f.frame.bytes(),
+                call_offset: call.map(|c| c.at - f.start),
+                call_depth: call.map(|c| c.depth),
+            });
+        }
+        out
+    }
+
+    /// Bound and worst path (function indices) of function `i` (indexed like `functions`).
+    pub fn bound_of(&self, i: usize) -> Option<(Bound, Vec<usize>)> {
+        self.bounds.get(i).map(|(b, a, path)| (to_bound(b, a, &self.assumption_text), path.clone()))
+    }
+
+    fn view_of(&self, i: usize, role: &str) -> BoundView {
+        let (bound, path) =
+            self.bound_of(i).unwrap_or((Bound::Unbounded { reason: "no bound computed".into() }, vec![i]));
+        BoundView {
+            name: self.functions[i].demangled.clone(),
+            role: role.to_string(),
+            label: match bound {
+                Bound::Exact { .. } => "exact",
+                Bound::Bounded { .. } => "bounded",
+                Bound::Unbounded { .. } => "unbounded",
+            },
+            bound,
+            path: self.steps(&path),
+        }
+    }
+
+    /// Roots, MSP, the named functions (symbol or demangled name) and unresolved sites.
+    pub fn view(&self, functions: &[&str]) -> StackView {
+        let roots = self.roots.iter().filter_map(|r| self.index(&r.name).map(|i| self.view_of(i, &r.role))).collect();
+        let mut named = Vec::new();
+        let mut not_found = Vec::new();
+        for &n in functions {
+            match self.index(n) {
+                Some(i) => named.push(self.view_of(i, "function")),
+                None => not_found.push(n.to_string()),
+            }
+        }
+        StackView { roots, msp: self.msp.clone(), functions: named, unresolved: self.unresolved.clone(), not_found }
+    }
+
+    /// Human-readable report: see [`StackReport::view`].
+    pub fn to_text(&self, functions: &[&str]) -> String {
+        use std::fmt::Write as _;
+        let v = self.view(functions);
+        let mut s = String::new();
+        let bound_text = |b: &Bound| match b {
+            Bound::Exact { bytes } => format!("{bytes} B (exact)"),
+            Bound::Bounded { bytes, .. } => format!("{bytes} B (bounded)"),
+            Bound::Unbounded { reason } => format!("unbounded: {reason}"),
+        };
+        let one = |s: &mut String, b: &BoundView| {
+            let _ = writeln!(s, "{} [{}]: {}", b.name, b.role, bound_text(&b.bound));
+            if let Bound::Bounded { assumptions, .. } = &b.bound {
+                for a in assumptions {
+                    let _ = writeln!(s, "    assuming {a}");
+                }
+            }
+            for p in &b.path {
+                let frame = p.frame.map_or("?".to_string(), |f| format!("{f} B"));
+                match (p.call_offset, p.call_depth) {
+                    (Some(o), Some(d)) => {
+                        let _ = writeln!(s, "    {:<60} frame {frame:>7}  calls at +0x{o:x} (depth {d} B)", p.function);
+                    }
+                    _ => {
+                        let _ = writeln!(s, "    {:<60} frame {frame:>7}", p.function);
+                    }
+                }
+            }
+        };
+        for r in &v.roots {
+            one(&mut s, r);
+        }
+        let _ = writeln!(s, "MSP (reset + nested handlers): {}", bound_text(&v.msp));
+        for f in &v.functions {
+            one(&mut s, f);
+        }
+        for n in &v.not_found {
+            let _ = writeln!(s, "{n}: no such function");
+        }
+        if !v.unresolved.is_empty() {
+            let _ = writeln!(s, "unresolved ({}), paste into the annotation file:", v.unresolved.len());
+            for u in &v.unresolved {
+                let _ = writeln!(s, "  # {} at 0x{:08x}: {}\n  {}", u.function, u.at, u.what, u.annotation);
+            }
+        }
+        s
+    }
+}
