@@ -8,11 +8,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcubench_elf::{ElfImage, MemoryReport};
+use mcubench_wire::{PluginArgs, Results};
 
 use crate::config::board::Board;
 use crate::build::{self, CargoFirmware};
 use crate::gate::{self, Measured};
-use crate::exec::plugin::{self, Markers, PluginResults};
+use crate::exec::plugin;
 use crate::judge::protocol::Transcript;
 use crate::exec::{contain, qemu};
 use sha2::{Digest, Sha256};
@@ -234,7 +235,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
             return report;
         }
     };
-    let markers = match so.as_ref().map(|_| Markers::find(&image)).transpose() {
+    let markers = match so.as_ref().map(|_| plugin::find_markers(&image)).transpose() {
         Ok(m) => m.flatten(),
         Err(e) => {
             report.verdict = setup_error(format!("{}: {e}", elf.display()));
@@ -276,10 +277,10 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
             gate(&mut report);
             return report;
         }
-        Some(functions_file.as_path())
+        Some(functions_file)
     };
     let probe = if scenario.stack_probe {
-        match plugin::StackProbeRange::for_image(&image) {
+        match plugin::stack_probe_range(&image) {
             Some(p) => Some(p),
             None => {
                 report.verdict =
@@ -293,18 +294,17 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
     };
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
-    let core = plugin::timing_core(board);
-    let handlers = plugin::exception_handlers(&image);
-    let options = plugin::PluginOptions {
-        markers: markers.as_ref(),
-        core: Some(core),
+    let args = PluginArgs {
+        out: results_file.clone(),
+        markers,
+        core: Some(board.core),
         functions,
         profile: false,
-        wait_states: &measure.wait_states,
-        stack_probe: probe.as_ref(),
-        handlers: &handlers,
+        wait_states: measure.wait_states.clone(),
+        stack_probe: probe.clone(),
+        handlers: plugin::exception_handlers(&image),
     };
-    let option = so.as_ref().map(|so| plugin::plugin_option_from(so, &results_file, &options));
+    let option = so.as_ref().map(|so| args.to_option(so));
 
     // Contained: semihosting's host file access and commands are refused and reported; see
     // contain.rs. Uncontained (trusted firmware): QEMU serves them from the host.
@@ -322,7 +322,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         }
     };
     let run = contained_run.as_ref().map(|c| &c.run).or(native_run.as_ref()).expect("one of the runners ran");
-    let results = so.is_some().then(|| PluginResults::read(&results_file));
+    let results = so.is_some().then(|| plugin::read_results(&results_file));
     drop(scratch);
 
     let transcript = Transcript::parse(&run.stdout);
@@ -352,11 +352,10 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
         }
         Some(Ok(r)) => {
             // The model, or why there are no cycle numbers (never a made-up number).
-            report.cycle_model = match (&r.cycles, &r.model) {
-                (Some(Ok(_)), Some(model)) => Some(model.clone()),
-                (Some(Err(reason)), Some(model)) => Some(format!("unavailable: {reason} ({model})")),
-                _ => None,
-            };
+            report.cycle_model = r.cycles.as_ref().map(|c| match &c.total {
+                Ok(_) => c.model.clone(),
+                Err(reason) => format!("unavailable: {reason} ({})", c.model),
+            });
             if report.verdict.outcome == Outcome::Pass && !r.errors.is_empty() {
                 report.verdict = Verdict {
                     outcome: Outcome::Fail,
@@ -422,7 +421,7 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport
 
 /// The function regions of a results file, in the scenario's order (a region never called has
 /// zero calls).
-fn function_regions(names: &[String], r: &PluginResults) -> Vec<RegionReport> {
+fn function_regions(names: &[String], r: &Results) -> Vec<RegionReport> {
     names
         .iter()
         .enumerate()

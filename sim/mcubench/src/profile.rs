@@ -11,10 +11,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcubench_elf::ElfImage;
+use mcubench_wire::{PluginArgs, Results};
 
 use crate::config::board::Board;
 use crate::exec::contain;
-use crate::exec::plugin::{self, Markers, PluginResults};
+use crate::exec::plugin;
 use crate::exec::qemu::{self, ProcessEnd};
 
 /// One function's share of a run.
@@ -51,20 +52,21 @@ pub struct Profile {
 pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, String> {
     let so = plugin::locate()?.ok_or_else(|| format!("profiling needs the QEMU plugin; unset {}", plugin::ENV))?;
     let image = ElfImage::read(elf).map_err(|e| e.to_string())?;
-    let markers = Markers::find(&image)?;
+    let markers = plugin::find_markers(&image)?;
     let dir = tempfile_dir()?;
     let functions = plugin::function_table(&image);
     let functions_file = dir.0.join("functions.txt");
     let list = plugin::functions_file(&functions, &[]);
     std::fs::write(&functions_file, list).map_err(|e| format!("cannot write {}: {e}", functions_file.display()))?;
     let out = dir.0.join("results.txt");
-    let option = plugin::plugin_option_with(
-        &so,
-        &out,
-        markers.as_ref(),
-        Some(plugin::timing_core(board)),
-        Some(&functions_file),
-    );
+    let args = PluginArgs {
+        markers,
+        core: Some(board.core),
+        functions: Some(functions_file),
+        profile: true,
+        ..PluginArgs::new(&out)
+    };
+    let option = args.to_option(&so);
     let run = if contained {
         let run = contain::run_contained_plugin(board, elf, timeout, Some(&option)).map_err(|e| e.to_string())?;
         if let Some(e) = &run.start_error {
@@ -84,18 +86,18 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
     if !matches!(run.end, ProcessEnd::Exited(_)) {
         return Err(format!("QEMU did not exit normally ({:?}); no profile", run.end));
     }
-    let results = PluginResults::read(&out)?;
+    let results = plugin::read_results(&out)?;
     let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
     from_results(board, &results, &names)
 }
 
 /// Builds the profile from a results file and the names of the functions file's lines.
-pub fn from_results(board: &Board, r: &PluginResults, names: &[&str]) -> Result<Profile, String> {
-    let model = r.model.clone().ok_or("the plugin ran without a cycle model")?;
-    let cycles = match &r.cycles {
-        Some(Ok(c)) => *c,
-        Some(Err(reason)) => return Err(format!("cycles unavailable: {reason}")),
-        None => return Err("the plugin reported no cycles".into()),
+pub fn from_results(board: &Board, r: &Results, names: &[&str]) -> Result<Profile, String> {
+    let estimate = r.cycles.as_ref().ok_or("the plugin ran without a cycle model")?;
+    let model = estimate.model.clone();
+    let cycles = match &estimate.total {
+        Ok(c) => *c,
+        Err(reason) => return Err(format!("cycles unavailable: {reason}")),
     };
     if r.stacks.is_empty() {
         return Err("the plugin reported no stacks (was `functions=` passed?)".into());

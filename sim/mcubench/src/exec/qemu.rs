@@ -61,7 +61,7 @@ pub fn command_line(board: &Board, elf: &Path) -> Vec<String> {
     command_line_with(board, elf, None)
 }
 
-/// [`command_line`] with an optional `-plugin` value (see [`crate::exec::plugin::plugin_option`]).
+/// [`command_line`] with an optional `-plugin` value (`mcubench_wire::PluginArgs::to_option`).
 pub fn command_line_with(board: &Board, elf: &Path, plugin: Option<&str>) -> Vec<String> {
     let plugin = plugin.into_iter().flat_map(|p| ["-plugin".to_string(), p.to_string()]);
     [
