@@ -16,12 +16,13 @@
 use std::time::{Duration, Instant};
 
 use mcubench::build::{self, CargoFirmware};
+use mcubench::exec::plugin;
 use mcubench::exec::{self, Launch};
-use mcubench::exec::plugin::{self, Markers, PluginResults};
 use mcubench::judge::protocol::Transcript;
 use mcubench::exec::qemu::ProcessEnd;
 use mcubench::{Board, Scenario};
 use mcubench_elf::ElfImage;
+use mcubench_wire::PluginArgs;
 
 fn main() {
     let runs: usize = std::env::args().nth(1).map_or(3, |a| a.parse().expect("RUNS is a number"));
@@ -38,22 +39,14 @@ fn main() {
     let root = build::target_directory(package_dir).unwrap();
     let elf = build::build(&CargoFirmware { package_dir, bin, features }, &root, board, profile).unwrap();
     let so = plugin::locate().unwrap().expect("this benchmark needs the plugin: unset MCUBENCH_QEMU_PLUGIN");
-    let markers = Markers::find(&ElfImage::read(&elf).unwrap()).unwrap().expect("firmware/bench has markers");
+    let markers = plugin::find_markers(&ElfImage::read(&elf).unwrap()).unwrap().expect("firmware/bench has markers");
     let out = std::env::temp_dir().join(format!("mcubench-bench-plugin-{}.txt", std::process::id()));
-    let counts_only = plugin::plugin_option(&so, &out, Some(&markers));
-    let with_cycles = plugin::plugin_option_with(&so, &out, Some(&markers), Some(plugin::timing_core(board)), None);
     let image = ElfImage::read(&elf).unwrap();
-    let probe = plugin::StackProbeRange::for_image(&image).expect("vector table");
-    let with_probe = plugin::plugin_option_from(
-        &so,
-        &out,
-        &plugin::PluginOptions {
-            markers: Some(&markers),
-            core: Some(plugin::timing_core(board)),
-            stack_probe: Some(&probe),
-            ..plugin::PluginOptions::default()
-        },
-    );
+    let probe = plugin::stack_probe_range(&image).expect("vector table");
+    let counting = PluginArgs { markers: Some(markers), ..PluginArgs::new(&out) };
+    let estimating = PluginArgs { core: Some(board.core), ..counting.clone() };
+    let probing = PluginArgs { stack_probe: Some(probe.clone()), ..estimating.clone() };
+    let [counts_only, with_cycles, with_probe] = [counting, estimating, probing].map(|args| args.to_option(&so));
     let modes: [Option<&str>; 4] = [None, Some(&counts_only), Some(&with_cycles), Some(&with_probe)];
 
     let timeout = Duration::from_secs(120);
@@ -72,7 +65,7 @@ fn main() {
             let t = Transcript::parse(&run.stdout).unwrap();
             let kat = t.kats().find(|k| k.id == "bench/sha3-256-chain").expect("bench record");
             let n = if with {
-                let r = PluginResults::read(&out).unwrap();
+                let r = plugin::read_results(&out).unwrap();
                 if i == 2 {
                     cycles = r.single_activation_cycles(kat.region.expect("region")).unwrap().expect("cycles");
                 }

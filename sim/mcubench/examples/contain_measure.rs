@@ -21,13 +21,14 @@ fn main() {
     let timeout = Duration::from_secs(60);
     let so = mcubench::exec::plugin::locate().unwrap().expect("plugin");
     let image = mcubench_elf::ElfImage::read(&elf).unwrap();
-    let markers = mcubench::exec::plugin::Markers::find(&image).unwrap();
+    let markers = mcubench::exec::plugin::find_markers(&image).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // One run: (stdout, plugin results, wall time).
     let once = |name: String, contained: bool| {
         let out = dir.path().join(name);
-        let core = Some(mcubench_timing::Core::CortexM4);
-        let option = mcubench::exec::plugin::plugin_option_with(&so, &out, markers.as_ref(), core, None);
+        let args =
+            mcubench_wire::PluginArgs { markers, core: Some(board().core), ..mcubench_wire::PluginArgs::new(&out) };
+        let option = args.to_option(&so);
         let started = Instant::now();
         let stdout = if contained {
             let run = exec::execute(&Launch::new(board(), &elf, timeout).with_plugin(Some(&option))).unwrap();

@@ -8,11 +8,12 @@ use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcubench_elf::{ElfImage, MemoryReport};
+use mcubench_wire::{PluginArgs, Results};
 
 use crate::config::board::Board;
 use crate::build::ElfSource;
 use crate::gate::{self, Measured};
-use crate::exec::plugin::{self, Markers, PluginResults};
+use crate::exec::plugin;
 use crate::judge::protocol::Transcript;
 use crate::exec::scratch::ScratchDir;
 use crate::exec::{self, Launch};
@@ -211,7 +212,7 @@ fn measure_cell(
     let so = plugin::locate().map_err(setup_error)?;
     let markers = so
         .as_ref()
-        .map(|_| Markers::find(&image))
+        .map(|_| plugin::find_markers(&image))
         .transpose()
         .map_err(|e| setup_error(format!("{}: {e}", elf.display())))?
         .flatten();
@@ -238,35 +239,34 @@ fn measure_cell(
                     .map_err(|e| format!("cannot write {}: {e}", functions_file.display()))
             })
             .map_err(setup_error)?;
-        Some(functions_file.as_path())
+        Some(functions_file)
     };
     let probe = match scenario.stack_probe {
         false => None,
-        true => Some(plugin::StackProbeRange::for_image(&image).ok_or_else(|| {
+        true => Some(plugin::stack_probe_range(&image).ok_or_else(|| {
             setup_error(format!("{}: no vector table, so no initial SP for the stack probe", elf.display()))
         })?),
     };
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
-    let core = plugin::timing_core(board);
-    let handlers = plugin::exception_handlers(&image);
-    let options = plugin::PluginOptions {
-        markers: markers.as_ref(),
-        core: Some(core),
+    let args = PluginArgs {
+        out: results_file.clone(),
+        markers,
+        core: Some(board.core),
         functions,
         profile: false,
-        wait_states: &measure.wait_states,
-        stack_probe: probe.as_ref(),
-        handlers: &handlers,
+        wait_states: measure.wait_states.clone(),
+        stack_probe: probe.clone(),
+        handlers: plugin::exception_handlers(&image),
     };
-    let option = so.as_ref().map(|so| plugin::plugin_option_from(so, &results_file, &options));
+    let option = so.as_ref().map(|so| args.to_option(so));
 
     // Run: contained (semihosting's host file access and commands refused and reported; see
     // exec/contain.rs) or, for trusted firmware, natively.
     let launch = Launch::new(board, elf, scenario.timeout).with_plugin(option.as_deref()).contained(contained);
     let execution = exec::execute(&launch).map_err(|e| setup_error(e.to_string()))?;
     let run = &execution.run;
-    let results = so.is_some().then(|| PluginResults::read(&results_file));
+    let results = so.is_some().then(|| plugin::read_results(&results_file));
     drop(scratch);
 
     // Judge: the records, QEMU's end, the host's copy of the vectors, the plugin's word.
@@ -294,11 +294,10 @@ fn measure_cell(
         }
         Some(Ok(r)) => {
             // The model, or why there are no cycle numbers (never a made-up number).
-            report.cycle_model = match (&r.cycles, &r.model) {
-                (Some(Ok(_)), Some(model)) => Some(model.clone()),
-                (Some(Err(reason)), Some(model)) => Some(format!("unavailable: {reason} ({model})")),
-                _ => None,
-            };
+            report.cycle_model = r.cycles.as_ref().map(|c| match &c.total {
+                Ok(_) => c.model.clone(),
+                Err(reason) => format!("unavailable: {reason} ({})", c.model),
+            });
             if verdict.outcome == Outcome::Pass && !r.errors.is_empty() {
                 verdict = Verdict {
                     outcome: Outcome::Fail,
@@ -335,7 +334,7 @@ fn kat_reports(
     report: &mut CellReport,
     board: &Board,
     t: &Transcript,
-    results: Option<&PluginResults>,
+    results: Option<&Results>,
     marked: bool,
 ) -> Vec<String> {
     let mut problems = Vec::new();
@@ -376,7 +375,7 @@ fn kat_reports(
 
 /// The function regions of a results file, in the scenario's order (a region never called has
 /// zero calls).
-fn function_regions(names: &[String], r: &PluginResults) -> Vec<RegionReport> {
+fn function_regions(names: &[String], r: &Results) -> Vec<RegionReport> {
     names
         .iter()
         .enumerate()

@@ -11,10 +11,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcubench_elf::ElfImage;
+use mcubench_wire::{PluginArgs, Results};
 
 use crate::Error;
 use crate::config::board::Board;
-use crate::exec::plugin::{self, Markers, PluginResults};
+use crate::exec::plugin;
 use crate::exec::qemu::ProcessEnd;
 use crate::exec::scratch::ScratchDir;
 use crate::exec::{self, Launch};
@@ -56,7 +57,7 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
         .map_err(Setup)?
         .ok_or_else(|| Setup(format!("profiling needs the QEMU plugin; unset {}", plugin::ENV)))?;
     let image = ElfImage::read(elf).map_err(|e| Input(e.to_string()))?;
-    let markers = Markers::find(&image).map_err(|e| Input(format!("{}: {e}", elf.display())))?;
+    let markers = plugin::find_markers(&image).map_err(|e| Input(format!("{}: {e}", elf.display())))?;
     let dir = ScratchDir::new().map_err(|e| Setup(format!("cannot create a scratch directory: {e}")))?;
     let functions = plugin::function_table(&image);
     let functions_file = dir.path().join("functions.txt");
@@ -64,13 +65,14 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
     std::fs::write(&functions_file, list)
         .map_err(|e| Setup(format!("cannot write {}: {e}", functions_file.display())))?;
     let out = dir.path().join("results.txt");
-    let option = plugin::plugin_option_with(
-        &so,
-        &out,
-        markers.as_ref(),
-        Some(plugin::timing_core(board)),
-        Some(&functions_file),
-    );
+    let args = PluginArgs {
+        markers,
+        core: Some(board.core),
+        functions: Some(functions_file),
+        profile: true,
+        ..PluginArgs::new(&out)
+    };
+    let option = args.to_option(&so);
     let launch = Launch::new(board, elf, timeout).with_plugin(Some(&option)).contained(contained);
     let execution = exec::execute(&launch).map_err(|e| Setup(e.to_string()))?;
     if let Some(e) = &execution.start_error {
@@ -87,18 +89,18 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
     if !matches!(run.end, ProcessEnd::Exited(_)) {
         return Err(Run(format!("QEMU did not exit normally ({:?}); no profile", run.end)));
     }
-    let results = PluginResults::read(&out).map_err(Setup)?;
+    let results = plugin::read_results(&out).map_err(Setup)?;
     let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
     from_results(board, &results, &names).map_err(Setup)
 }
 
 /// Builds the profile from a results file and the names of the functions file's lines.
-pub fn from_results(board: &Board, r: &PluginResults, names: &[&str]) -> Result<Profile, String> {
-    let model = r.model.clone().ok_or("the plugin ran without a cycle model")?;
-    let cycles = match &r.cycles {
-        Some(Ok(c)) => *c,
-        Some(Err(reason)) => return Err(format!("cycles unavailable: {reason}")),
-        None => return Err("the plugin reported no cycles".into()),
+pub fn from_results(board: &Board, r: &Results, names: &[&str]) -> Result<Profile, String> {
+    let estimate = r.cycles.as_ref().ok_or("the plugin ran without a cycle model")?;
+    let model = estimate.model.clone();
+    let cycles = match &estimate.total {
+        Ok(c) => *c,
+        Err(reason) => return Err(format!("cycles unavailable: {reason}")),
     };
     if r.stacks.is_empty() {
         return Err("the plugin reported no stacks (was `functions=` passed?)".into());

@@ -246,11 +246,15 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
     let timeout = Duration::from_secs(30);
     for (i, elf) in [common::c_firmware("kat-crc32"), rust_kat].into_iter().enumerate() {
         let image = mcubench_elf::ElfImage::read(&elf).unwrap();
-        let markers = mcubench::exec::plugin::Markers::find(&image).unwrap();
+        let markers = mcubench::exec::plugin::find_markers(&image).unwrap();
         let out = |name: &str| dir.path().join(format!("{i}-{name}"));
         let option = |name: &str| {
-            let core = Some(mcubench_timing::Core::CortexM4);
-            mcubench::exec::plugin::plugin_option_with(&so, &out(name), markers.as_ref(), core, None)
+            let args = mcubench_wire::PluginArgs {
+                markers,
+                core: Some(board.core),
+                ..mcubench_wire::PluginArgs::new(out(name))
+            };
+            args.to_option(&so)
         };
         let native = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("native"))).contained(false)).map(|e| e.run).unwrap();
         let contained = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("contained")))).unwrap();
@@ -278,10 +282,10 @@ fn the_plugin_runs_inside_the_sandbox() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results.txt");
     let elf = common::c_firmware("kat-crc32");
-    let option = mcubench::exec::plugin::plugin_option(&so, &out, None);
+    let option = mcubench_wire::PluginArgs::new(&out).to_option(&so);
     let run = exec::execute(&Launch::new(board(), &elf, TIMEOUT).with_plugin(Some(&option))).unwrap();
     assert_eq!(run.run.end, ProcessEnd::Exited(0), "{}", run.run.stderr);
-    let results = mcubench::exec::plugin::PluginResults::read(&out).unwrap();
+    let results = mcubench::exec::plugin::read_results(&out).unwrap();
     assert!(results.errors.is_empty(), "{:?}", results.errors);
 }
 

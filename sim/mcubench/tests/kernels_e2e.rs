@@ -18,33 +18,29 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcubench::Board;
-use mcubench::exec::{self, Launch};
-use mcubench::exec::plugin::{self, Markers, PluginResults};
+use mcubench::exec::plugin;
 use mcubench::exec::qemu::ProcessEnd;
+use mcubench::exec::{self, Launch};
 use mcubench_elf::ElfImage;
 use mcubench_thumb::{Arch, Decoder};
 use mcubench_timing::{Core, Model};
+use mcubench_wire::{PluginArgs, Results};
 
 /// Runs `elf` on `board` with cycle estimates and returns the results file.
-fn run(elf: &Path, board: &Board) -> PluginResults {
+fn run(elf: &Path, board: &Board) -> Results {
     let so = plugin::locate().unwrap().expect("plugin enabled");
     let image = ElfImage::read(elf).unwrap();
-    let markers = Markers::find(&image).unwrap().expect("kernel firmware has markers");
+    let markers = plugin::find_markers(&image).unwrap().expect("kernel firmware has markers");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
     // The vector table's handlers, so exceptions are priced (k_svc).
     let handlers = plugin::exception_handlers(&image);
     assert!(!handlers.is_empty(), "the kernel firmware has a vector table");
-    let options = plugin::PluginOptions {
-        markers: Some(&markers),
-        core: Some(plugin::timing_core(board)),
-        handlers: &handlers,
-        ..plugin::PluginOptions::default()
-    };
-    let option = plugin::plugin_option_from(&so, &out, &options);
+    let args = PluginArgs { markers: Some(markers), core: Some(board.core), handlers, ..PluginArgs::new(&out) };
+    let option = args.to_option(&so);
     let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}\n{}", run.command, run.stdout, run.stderr);
-    PluginResults::read(&out).unwrap()
+    plugin::read_results(&out).unwrap()
 }
 
 /// The model's price of one `bx lr` (0x4770).
@@ -59,8 +55,8 @@ fn kernel_cycles(elf: &str, board: &str) -> (u64, Vec<u64>) {
     let board = Board::find(board).unwrap();
     let r = run(&common::c_firmware(elf), board);
     assert!(r.errors.is_empty() && r.open.is_empty(), "{r:?}");
-    assert!(matches!(r.cycles, Some(Ok(_))), "cycles unavailable: {:?}", r.cycles);
-    let core = plugin::timing_core(board);
+    assert!(r.cycle_total().is_some(), "cycles unavailable: {:?}", r.cycles);
+    let core = board.core;
     let cycles = |id: u32| r.single_activation_cycles(id).unwrap().expect("cycles");
     let overhead = cycles(0) - bx_lr(core);
     let n = r.regions.len() as u32;
@@ -141,7 +137,7 @@ mod function_regions {
         ("k_tbb", &[("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")]),
     ];
 
-    fn run_functions(elf: &Path, board: &Board, names: &[&str], ws: &[WaitStates]) -> PluginResults {
+    fn run_functions(elf: &Path, board: &Board, names: &[&str], ws: &[WaitStates]) -> Results {
         let so = plugin::locate().unwrap().expect("plugin enabled");
         let image = ElfImage::read(elf).unwrap();
         let table = plugin::function_table(&image);
@@ -151,16 +147,16 @@ mod function_regions {
         let functions = dir.path().join("functions");
         std::fs::write(&functions, plugin::functions_file(&table, &regions)).unwrap();
         let out = dir.path().join("results");
-        let options = plugin::PluginOptions {
-            core: Some(plugin::timing_core(board)),
-            functions: Some(&functions),
-            wait_states: ws,
-            ..plugin::PluginOptions::default()
+        let args = PluginArgs {
+            core: Some(board.core),
+            functions: Some(functions),
+            wait_states: ws.to_vec(),
+            ..PluginArgs::new(&out)
         };
-        let option = plugin::plugin_option_from(&so, &out, &options);
+        let option = args.to_option(&so);
         let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
         assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
-        PluginResults::read(&out).unwrap()
+        plugin::read_results(&out).unwrap()
     }
 
     /// The static price of kernel `k` in `image` with `model` (as in sim/timing/tests/kernels.rs).
@@ -196,7 +192,7 @@ mod function_regions {
         let mut names = vec!["k_empty"];
         names.extend(KERNELS.iter().map(|k| k.0));
         let r = run_functions(&elf, board, &names, ws);
-        assert!(matches!(r.cycles, Some(Ok(_))), "{:?}", r.cycles);
+        assert!(r.cycle_total().is_some(), "{:?}", r.cycles);
         let empty = &r.functions[&0];
         assert_eq!(
             (empty.completed, empty.total, empty.cycles.unwrap().0),
@@ -239,6 +235,6 @@ mod function_regions {
         let board = Board::find("mps2-an386").unwrap();
         let ws = [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 1 }];
         let r = run_functions(&common::c_firmware("kernels-armv7m"), board, &["k_delay"], &ws);
-        assert!(r.model.as_deref().is_some_and(|m| m.contains("custom WS")), "{:?}", r.model);
+        assert!(r.cycles.as_ref().is_some_and(|c| c.model.contains("custom WS")), "{:?}", r.cycles);
     }
 }

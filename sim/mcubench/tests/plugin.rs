@@ -5,13 +5,14 @@ mod common;
 
 use std::time::Duration;
 
-use mcubench::exec::plugin::{self, Markers, PluginResults};
-use mcubench::exec::{self, Launch};
+use mcubench::exec::plugin;
 use mcubench::exec::qemu::ProcessEnd;
+use mcubench::exec::{self, Launch};
 use mcubench::report::{CountSource, RunReport};
 use mcubench::judge::verdict::Outcome;
 use mcubench::{RunOptions, Scenario, run_scenario};
 use mcubench_elf::ElfImage;
+use mcubench_wire::PluginArgs;
 
 /// How far an exact count may sit from the tick-derived one beyond one tick of quantization: the
 /// tick span also holds the tail of the first `ticks()` read, the call into `run()`, and the head
@@ -93,13 +94,13 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
 fn every_kat_region_runs_once_and_the_results_file_is_complete() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
     let so = plugin::locate().unwrap().expect("plugin enabled");
-    let markers = Markers::find(&ElfImage::read(&elf).unwrap()).unwrap().expect("markers in the KAT firmware");
+    let markers = plugin::find_markers(&ElfImage::read(&elf).unwrap()).unwrap().expect("markers in the KAT firmware");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
-    let option = plugin::plugin_option(&so, &out, Some(&markers));
+    let option = PluginArgs { markers: Some(markers), ..PluginArgs::new(&out) }.to_option(&so);
     let run = exec::execute(&Launch::new(board, &elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}", run.stderr);
-    let r = PluginResults::read(&out).unwrap();
+    let r = plugin::read_results(&out).unwrap();
     assert!(r.errors.is_empty() && r.open.is_empty(), "{r:?}");
     assert!(r.regions.len() >= 50);
     let inside: u64 = r.regions.values().map(|s| s.total).sum();

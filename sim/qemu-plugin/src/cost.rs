@@ -1,33 +1,8 @@
 //! Translation-time pricing of one translation block (TB): decode with `mcubench-thumb`, price
 //! with `mcubench-timing`. Pure code, tested on the host without QEMU.
 
-use mcubench_thumb::{Arch, Decoder, Flow, Insn, PC};
-use mcubench_timing::{Core, Model};
-
-/// Parses a `core=` plugin argument.
-pub fn parse_core(name: &str) -> Option<Core> {
-    Some(match name {
-        "cortex-m0" => Core::CortexM0,
-        "cortex-m0+" | "cortex-m0plus" => Core::CortexM0Plus,
-        "cortex-m3" => Core::CortexM3,
-        "cortex-m4" => Core::CortexM4,
-        "cortex-m33" => Core::CortexM33,
-        "cortex-m7" => Core::CortexM7,
-        _ => return None,
-    })
-}
-
-/// The decoder for `core`'s code: ARMv6-M for M0/M0+, ARMv7-M for M3, ARMv7E-M with FPU for M4
-/// and M7, ARMv8-M Mainline with FPU for M33.
-pub fn decoder_for(core: Core) -> Decoder {
-    let (arch, fpu) = match core {
-        Core::CortexM0 | Core::CortexM0Plus => (Arch::V6M, false),
-        Core::CortexM3 => (Arch::V7M, false),
-        Core::CortexM4 | Core::CortexM7 => (Arch::V7EM, true),
-        Core::CortexM33 => (Arch::V8MMain, true),
-    };
-    Decoder::new(arch, fpu).expect("capstone supports Thumb")
-}
+use mcubench_thumb::{Decoder, Flow, Insn, PC};
+use mcubench_timing::Model;
 
 /// How a TB hands control to the next one (for the profiler's shadow stack).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +101,7 @@ fn end_of(last: &Insn) -> End {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcubench_wire::Core;
 
     fn halfwords(hw: &[u16]) -> Vec<u8> {
         hw.iter().flat_map(|h| h.to_le_bytes()).collect()
@@ -134,8 +110,8 @@ mod tests {
     #[test]
     fn a_delay_loop_block_on_the_m4() {
         // subs r0, #1; bne .-2  → 1 + 1 not taken, +1 (P) taken.
-        let d = decoder_for(Core::CortexM4);
-        let m = Model::new(Core::CortexM4);
+        let d = Decoder::for_core(Core::CortexM4F).unwrap();
+        let m = Model::new(Core::CortexM4F);
         let c = price(&d, &m, 0x100, &halfwords(&[0x3801, 0xd1fd]), true, true).unwrap();
         assert_eq!((c.fall_through, c.taken_extra, c.fall), (2, 1, 0x104));
         assert_eq!(c.prefix, vec![1, 2]);
@@ -148,8 +124,8 @@ mod tests {
 
     #[test]
     fn calls_returns_and_undecodable_blocks() {
-        let d = decoder_for(Core::CortexM4);
-        let m = Model::new(Core::CortexM4);
+        let d = Decoder::for_core(Core::CortexM4F).unwrap();
+        let m = Model::new(Core::CortexM4F);
         // bl (f000 f800) returns to the next instruction.
         let c = price(&d, &m, 0x200, &halfwords(&[0xf000, 0xf800]), false, false).unwrap();
         assert_eq!(c.end, End::Call { ret: 0x204 });
@@ -157,7 +133,7 @@ mod tests {
         assert_eq!(price(&d, &m, 0x300, &halfwords(&[0x4770]), false, false).unwrap().end, End::Return);
         // A Thumb-2 multiply is not ARMv6-M: an error, not a cost.
         let e = price(
-            &decoder_for(Core::CortexM0),
+            &Decoder::for_core(Core::CortexM0).unwrap(),
             &Model::new(Core::CortexM0),
             0x400,
             &halfwords(&[0xfb00, 0x1203]),
@@ -166,15 +142,5 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("0x00000400"), "{e}");
-    }
-
-    #[test]
-    fn every_core_name_parses() {
-        for core in
-            [Core::CortexM0, Core::CortexM0Plus, Core::CortexM3, Core::CortexM4, Core::CortexM33, Core::CortexM7]
-        {
-            assert_eq!(parse_core(core.label()), Some(core));
-        }
-        assert_eq!(parse_core("cortex-a9"), None);
     }
 }

@@ -8,16 +8,17 @@ use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
 use mcubench_timing::{Model, Params};
+use mcubench_wire::{Cycles, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::sys::{qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_tb};
 use qemu_plugin::{MemRW, PluginId, PluginOp, TranslationBlock};
 
+use crate::BUILT_FOR_API;
 use crate::calls::Calls;
 use crate::cost::{self, TbCost};
 use crate::profile::{Functions, Profile, TbShape};
-use crate::regions::{At, CycleSummary, Extra, Regions};
-use crate::{BUILT_FOR_API, Config, Marker};
+use crate::regions::{At, Extra, Regions};
 
 /// Guest instructions executed; added to by generated code (single vCPU: plain adds suffice).
 static INSNS: AtomicU64 = AtomicU64::new(0);
@@ -44,7 +45,7 @@ struct Timing {
 }
 
 struct State {
-    config: Config,
+    config: PluginArgs,
     regions: Mutex<Regions>,
     timing: Option<Timing>,
     functions: Option<Functions>,
@@ -210,16 +211,17 @@ impl Register for McubenchPlugin {
         if let Err(e) = check_host(info) {
             refuse(&e);
         }
-        let config = Config::parse(&args.raw).unwrap_or_else(|e| refuse(&e));
+        let config = PluginArgs::parse(&args.raw).unwrap_or_else(|e| refuse(&e.to_string()));
         let timing = config.core.map(|core| Timing {
             model: Model::with_params(
                 core,
                 Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) },
             ),
-            decoder: cost::decoder_for(core),
+            decoder: Decoder::for_core(core).unwrap_or_else(|e| refuse(&format!("no decoder for {core}: {e}"))),
         });
         let functions = config.functions.as_ref().map(|path| {
-            let text = std::fs::read_to_string(path).unwrap_or_else(|e| refuse(&format!("cannot read {path}: {e}")));
+            let text = std::fs::read_to_string(path)
+                .unwrap_or_else(|e| refuse(&format!("cannot read {}: {e}", path.display())));
             Functions::parse(&text).unwrap_or_else(|e| refuse(&e))
         });
         if let Some(t) = &timing
@@ -238,7 +240,7 @@ impl Register for McubenchPlugin {
             let _ = SHADOW.set(ShadowCell(UnsafeCell::new(shadow)));
         }
         let out = std::fs::File::create(&config.out)
-            .unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", config.out)));
+            .unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", config.out.display())));
         let state = State {
             config,
             regions: Mutex::new(Regions::default()),
@@ -295,7 +297,7 @@ unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
                 // (kernels_e2e pins it: a call of a lone `bx lr` counts exactly 1 instruction.)
                 let at = At { insns: INSNS.load(Ordering::Relaxed), cycles: CYCLES.load(Ordering::Relaxed) };
                 if let Some(state) = STATE.get()
-                    && state.config.stack.is_some()
+                    && state.config.stack_probe.is_some()
                 {
                     let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
                     fold_probe(Some(&mut regions), Some(&mut shadow.calls));
@@ -352,7 +354,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             start,
             &bytes,
             !marker_indices.is_empty(),
-            state.config.stack.is_some(),
+            state.config.stack_probe.is_some(),
         );
         let handler = state.config.handlers.binary_search(&start).is_ok();
         let mut info = TbInfo {
@@ -415,8 +417,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
         }
     }
 
-    if let Some((lo, hi)) = state.config.stack {
-        probe_stores(state, &tb, stores.as_deref(), lo, hi);
+    if let Some(probe) = &state.config.stack_probe {
+        probe_stores(&tb, stores.as_deref(), probe);
     }
 
     let Some(markers) = state.config.markers else { return };
@@ -439,7 +441,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 };
                 let Some(state) = STATE.get() else { return };
                 let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
-                if state.config.stack.is_some() {
+                if state.config.stack_probe.is_some() {
                     fold_probe(Some(&mut regions), shadow().map(|s| &mut s.calls));
                 }
                 match marker {
@@ -455,13 +457,14 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 /// Stack probe: a memory callback on every store instruction of `tb` outside the skipped code
 /// ranges (every instruction when `stores` is unknown), recording the lowest address written in
 /// `[lo, hi)`.
-fn probe_stores(state: &State, tb: &TranslationBlock<'_>, stores: Option<&[bool]>, lo: u32, hi: u32) {
+fn probe_stores(tb: &TranslationBlock<'_>, stores: Option<&[bool]>, probe: &StackProbeRange) {
+    let (lo, hi) = (probe.lo, probe.hi);
     for (i, insn) in tb.instructions().enumerate() {
         if stores.is_some_and(|s| !s.get(i).copied().unwrap_or(true)) {
             continue;
         }
         let pc = insn.vaddr() as u32;
-        if state.config.stack_skip.iter().any(|&(a, b)| a <= pc && pc < b) {
+        if probe.skip.iter().any(|&(a, b)| a <= pc && pc < b) {
             continue;
         }
         // QEMU 7.2 fires no callbacks registered for writes alone; register both and filter.
@@ -481,34 +484,29 @@ fn on_exit(_id: qemu_plugin_id_t) {
     let Some(state) = STATE.get() else { return };
     let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
     let mut shadow = shadow();
-    let probe = state.config.stack.map(|_| {
+    let probe = state.config.stack_probe.as_ref().map(|_| {
         // Stores after the last event belong to the still-open activations and the run.
         fold_probe(Some(&mut regions), shadow.as_deref_mut().map(|s| &mut s.calls));
         RUN_LOW.load(Ordering::Relaxed)
     });
-    let cycles = match &state.timing {
-        None => CycleSummary::Off,
-        Some(t) => {
-            let model = t.model.describe();
-            match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-                Some(reason) => CycleSummary::Unavailable { reason, model },
-                None => {
-                    // A refill still pending at exit: the run ended inside the next TB's
-                    // translation or at the branch; it did not run, nothing to add.
-                    CycleSummary::Total { cycles: CYCLES.load(Ordering::Relaxed), model }
-                }
-            }
-        }
-    };
+    let cycles = state.timing.as_ref().map(|t| Cycles {
+        model: t.model.describe(),
+        total: match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            Some(reason) => Err(reason),
+            // A refill still pending at exit: the run ended inside the next TB's translation or
+            // at the branch; it did not run, nothing to add.
+            None => Ok(CYCLES.load(Ordering::Relaxed)),
+        },
+    });
     let stacks = match &shadow {
-        Some(s) if state.config.profile => s.profile.render(),
-        _ => String::new(),
+        Some(s) if state.config.profile => s.profile.stacks(),
+        _ => Vec::new(),
     };
     let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
-    let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks: &stacks };
-    let text = regions.render(INSNS.load(Ordering::Relaxed), &cycles, &extra);
+    let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks };
+    let text = regions.results(INSNS.load(Ordering::Relaxed), cycles, extra).write();
     let mut file = state.out.lock().unwrap_or_else(|p| p.into_inner());
     if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
-        eprintln!("mcubench-qemu-plugin: error: cannot write {}: {e}", state.config.out);
+        eprintln!("mcubench-qemu-plugin: error: cannot write {}: {e}", state.config.out.display());
     }
 }

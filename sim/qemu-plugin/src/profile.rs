@@ -28,7 +28,8 @@
 //! handler, which exits) leaves its frame on the stack, which is harmless.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+
+use mcubench_wire::{FunctionsFile, StackCost};
 
 use crate::cost::End;
 
@@ -45,26 +46,17 @@ pub struct Functions {
 }
 
 impl Functions {
-    /// Parses the host's file: one `0x<start> <size>[ <region>]` line per function; the line
-    /// number (from 0) is the function's index, the optional third column its function region.
-    pub fn parse(text: &str) -> Result<Functions, String> {
-        let mut ranges = Vec::new();
-        let mut regions = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let bad = || format!("functions file line {}: `{line}` is not `0x<start> <size>[ <region>]`", i + 1);
-            let mut fields = line.split(' ');
-            let (Some(a), Some(s)) = (fields.next(), fields.next()) else { return Err(bad()) };
-            let start = u32::from_str_radix(a.strip_prefix("0x").ok_or_else(bad)?, 16).map_err(|_| bad())? & !1;
-            let size: u32 = s.parse().map_err(|_| bad())?;
-            let region = fields.next().map(|r| r.parse::<u32>().map_err(|_| bad())).transpose()?;
-            if fields.next().is_some() {
-                return Err(bad());
-            }
-            ranges.push((start, start.saturating_add(size.max(1)), i as u32));
-            regions.push(region);
-        }
+    /// The functions of the host's functions file: a function's index is its line (from 0).
+    pub fn new(file: &FunctionsFile) -> Functions {
+        let mut ranges: Vec<(u32, u32, u32)> =
+            (0..).zip(&file.functions).map(|(i, f)| (f.start, f.start.saturating_add(f.size.max(1)), i)).collect();
         ranges.sort();
-        Ok(Functions { ranges, regions })
+        Functions { ranges, regions: file.functions.iter().map(|f| f.region).collect() }
+    }
+
+    /// Parses the host's functions file.
+    pub fn parse(text: &str) -> Result<Functions, String> {
+        FunctionsFile::parse(text).map(|f| Functions::new(&f)).map_err(|e| e.to_string())
     }
 
     /// The function region a call of function `func` (an index from [`Functions::lookup`]) opens.
@@ -242,10 +234,10 @@ impl Profile {
         n.insns += insns;
     }
 
-    /// One `stack cycles=<n> insns=<n> frames=<i;j;...>` line per call-tree node with a cost,
-    /// outermost frame first; `-` is an unknown function.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
+    /// The results file's `stack` lines: one per call-tree node with a cost, outermost frame
+    /// first, `None` for an unknown function.
+    pub fn stacks(&self) -> Vec<StackCost> {
+        let mut stacks = Vec::new();
         for n in &self.nodes {
             if n.cycles == 0 && n.insns == 0 {
                 continue;
@@ -256,11 +248,10 @@ impl Profile {
                 frames.push(self.nodes[p as usize].func);
                 p = self.nodes[p as usize].parent;
             }
-            let frames: Vec<String> =
-                frames.iter().rev().map(|&f| if f == UNKNOWN { "-".to_string() } else { f.to_string() }).collect();
-            let _ = writeln!(out, "stack cycles={} insns={} frames={}", n.cycles, n.insns, frames.join(";"));
+            let frames = frames.iter().rev().map(|&f| (f != UNKNOWN).then_some(f)).collect();
+            stacks.push(StackCost { frames, cycles: n.cycles, insns: n.insns });
         }
-        out
+        stacks
     }
 }
 
@@ -293,11 +284,12 @@ mod tests {
         for (i, n) in nodes.iter().enumerate() {
             p.add(*n, 10 * (i as u64 + 1), 1);
         }
-        let text = p.render();
+        let text = mcubench_wire::Results { stacks: p.stacks(), ..Default::default() }.write();
         assert_eq!(
             text,
-            "stack cycles=70 insns=2 frames=0\nstack cycles=20 insns=1 frames=0;1\n\
-             stack cycles=80 insns=2 frames=0;2\nstack cycles=40 insns=1 frames=0;2;3\n"
+            "mcubench-qemu-plugin/3\ninsns 0\n\
+             stack cycles=70 insns=2 frames=0\nstack cycles=20 insns=1 frames=0;1\n\
+             stack cycles=80 insns=2 frames=0;2\nstack cycles=40 insns=1 frames=0;2;3\nend\n"
         );
     }
 }

@@ -37,100 +37,32 @@
 //! activation opens or closes (every store between two such events goes to every activation
 //! open in between), so the numbers do not depend on how the stores interleave.
 //!
-//! # Results file (version 3)
+//! # Results
 //!
-//! Line-oriented text, written once at QEMU exit (to `<out>.tmp`, then renamed to `<out>`):
-//!
-//! ```text
-//! mcubench-qemu-plugin/3
-//! insns <n>
-//! cycles <n>                      (with core=, when every executed block could be priced)
-//! cycles-unavailable <reason>     (with core=, instead of `cycles`: e.g. an undecodable instruction ran)
-//! model <free text>               (with core=: the cycle model's description)
-//! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>][ stack_low=<addr>]
-//! function id=<id> entries=<n> completed=<n> total=<n> ...   (function regions; fields as `region`)
-//! open id=<id> at=<snapshot>
-//! probe low=<addr>|none           (with stack=: lowest stack address written in the whole run)
-//! stack cycles=<n> insns=<n> frames=<i;j;...>   (with functions=: one per call-tree node)
-//! error <free text to end of line>
-//! end
-//! ```
-//!
-//! `insns` is the whole run's count, TB-granular (see the crate documentation for why it may be
-//! slightly above the truth when firmware reads device registers mid-block; region counts are not
-//! affected). `region` lines come in ascending id order; `min` and `max` are 0 when `completed=0`.
-//! Region lines carry the three cycle fields exactly when a `cycles` line is present, and
-//! `stack_low` (decimal address) when probing and a probed store happened in a completed activation.
-//! The final `end` line tells the host the file is complete.
+//! At exit, [`Regions::results`] turns the statistics into `mcubench-wire`'s [`Results`] (the
+//! results file's format is documented there): `region` lines per id, `open` lines for the
+//! activations still open, `error` lines for unbalanced exits. `insns` is the whole run's count,
+//! TB-granular (see the crate documentation for why it may be slightly above the truth when
+//! firmware reads device registers mid-block; region counts are not affected).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
-/// First line of the results file.
-pub const HEADER: &str = "mcubench-qemu-plugin/3";
+use mcubench_wire::{Cycles, OpenRegion, RegionStats, Results, StackCost};
 
-/// Statistics of one region id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegionStats {
-    pub entries: u64,
-    pub completed: u64,
-    pub total: u64,
-    pub min: u64,
-    pub max: u64,
-    /// Cycle estimates of the completed activations (sum, min, max), like the counts above.
-    pub cycles: u64,
-    pub cycles_min: u64,
-    pub cycles_max: u64,
-    /// Lowest probed stack address written during a completed activation (`u32::MAX`: none).
-    pub stack_low: u32,
-}
-
-impl Default for RegionStats {
-    fn default() -> Self {
-        RegionStats {
-            entries: 0,
-            completed: 0,
-            total: 0,
-            min: 0,
-            max: 0,
-            cycles: 0,
-            cycles_min: 0,
-            cycles_max: 0,
-            stack_low: u32::MAX,
-        }
-    }
-}
-
-impl RegionStats {
-    /// Adds one completed activation from `start` to `end` whose probed stores reached `low`.
-    pub fn complete(&mut self, start: At, end: At, low: u32) {
-        let n = end.insns.saturating_sub(start.insns);
-        let c = end.cycles.saturating_sub(start.cycles);
-        self.min = if self.completed == 0 { n } else { self.min.min(n) };
-        self.max = self.max.max(n);
-        self.cycles_min = if self.completed == 0 { c } else { self.cycles_min.min(c) };
-        self.cycles_max = self.cycles_max.max(c);
-        self.completed += 1;
-        self.total += n;
-        self.cycles += c;
-        self.stack_low = self.stack_low.min(low);
-    }
-
-    /// One results-file line: `<kind> id=<id> entries=...`.
-    pub fn render(&self, kind: &str, id: u32, with_cycles: bool, out: &mut String) {
-        let _ = write!(
-            out,
-            "{kind} id={id} entries={} completed={} total={} min={} max={}",
-            self.entries, self.completed, self.total, self.min, self.max
-        );
-        if with_cycles {
-            let _ =
-                write!(out, " cycles={} cycles_min={} cycles_max={}", self.cycles, self.cycles_min, self.cycles_max);
-        }
-        if self.stack_low != u32::MAX {
-            let _ = write!(out, " stack_low={}", self.stack_low);
-        }
-        out.push('\n');
+/// Adds one completed activation from `start` to `end` whose probed stores reached `low`
+/// (`u32::MAX`: none) to `stats`.
+pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32) {
+    let n = end.insns.saturating_sub(start.insns);
+    let c = end.cycles.saturating_sub(start.cycles);
+    let first = stats.completed == 0;
+    stats.min = if first { n } else { stats.min.min(n) };
+    stats.max = stats.max.max(n);
+    let (sum, min, max) = stats.cycles.unwrap_or_default();
+    stats.cycles = Some((sum + c, if first { c } else { min.min(c) }, max.max(c)));
+    stats.completed += 1;
+    stats.total += n;
+    if low != u32::MAX {
+        stats.stack_low = Some(stats.stack_low.map_or(low, |l| l.min(low)));
     }
 }
 
@@ -141,21 +73,6 @@ pub struct At {
     pub cycles: u64,
 }
 
-/// What the results file says about cycles.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CycleSummary {
-    /// No `core=`: no cycle lines.
-    Off,
-    Total {
-        cycles: u64,
-        model: String,
-    },
-    Unavailable {
-        reason: String,
-        model: String,
-    },
-}
-
 /// Everything besides the marker regions that goes into the results file.
 #[derive(Debug, Clone, Default)]
 pub struct Extra<'a> {
@@ -163,8 +80,8 @@ pub struct Extra<'a> {
     pub functions: Option<&'a BTreeMap<u32, RegionStats>>,
     /// `Some(low)` when probing: the whole run's lowest probed address (`u32::MAX`: none).
     pub probe: Option<u32>,
-    /// The profile's `stack` lines (may be empty).
-    pub stacks: &'a str,
+    /// The profile's `stack` lines.
+    pub stacks: Vec<StackCost>,
 }
 
 /// Open activations and per-id statistics.
@@ -195,7 +112,7 @@ impl Regions {
                 self.open.pop();
                 // The outer activations contain this one's stores.
                 self.fold_low(low);
-                self.stats.entry(id).or_default().complete(start, at, low);
+                complete(self.stats.entry(id).or_default(), start, at, low);
             }
             Some(&(top, ..)) => self.error(format!("exit of region {id} while region {top} is the innermost open one")),
             None => self.error(format!("exit of region {id} with no open region")),
@@ -213,42 +130,28 @@ impl Regions {
         &self.stats
     }
 
-    /// The results file's contents.
-    pub fn render(&self, insns: u64, cycles: &CycleSummary, extra: &Extra<'_>) -> String {
-        let mut out = format!("{HEADER}\ninsns {insns}\n");
-        let one_line = |s: &str| s.replace(['\n', '\r'], " ");
-        match cycles {
-            CycleSummary::Off => {}
-            CycleSummary::Total { cycles, model } => {
-                let _ = writeln!(out, "cycles {cycles}\nmodel {}", one_line(model));
-            }
-            CycleSummary::Unavailable { reason, model } => {
-                let _ = writeln!(out, "cycles-unavailable {}\nmodel {}", one_line(reason), one_line(model));
-            }
+    /// The results: the run's `insns`, the cycle estimate (`None` without a core), and `extra`.
+    /// Region statistics carry cycles exactly when the run has a cycle total.
+    pub fn results(&self, insns: u64, cycles: Option<Cycles>, extra: Extra<'_>) -> Results {
+        let with_cycles = matches!(cycles, Some(Cycles { total: Ok(_), .. }));
+        let stats = |map: &BTreeMap<u32, RegionStats>| -> BTreeMap<u32, RegionStats> {
+            map.iter()
+                .map(|(&id, s)| {
+                    let cycles = if with_cycles { Some(s.cycles.unwrap_or_default()) } else { None };
+                    (id, RegionStats { cycles, ..s.clone() })
+                })
+                .collect()
+        };
+        Results {
+            insns,
+            cycles,
+            regions: stats(&self.stats),
+            functions: extra.functions.map(stats).unwrap_or_default(),
+            open: self.open.iter().map(|&(id, at, _)| OpenRegion { id, at: at.insns }).collect(),
+            probe: extra.probe.map(|low| (low != u32::MAX).then_some(low)),
+            stacks: extra.stacks,
+            errors: self.errors.clone(),
         }
-        let with_cycles = matches!(cycles, CycleSummary::Total { .. });
-        for (id, s) in &self.stats {
-            s.render("region", *id, with_cycles, &mut out);
-        }
-        for (id, s) in extra.functions.into_iter().flatten() {
-            s.render("function", *id, with_cycles, &mut out);
-        }
-        for (id, at, _) in &self.open {
-            let _ = writeln!(out, "open id={id} at={}", at.insns);
-        }
-        match extra.probe {
-            None => {}
-            Some(u32::MAX) => out.push_str("probe low=none\n"),
-            Some(low) => {
-                let _ = writeln!(out, "probe low={low}");
-            }
-        }
-        out.push_str(extra.stacks);
-        for e in &self.errors {
-            let _ = writeln!(out, "error {}", e.replace(['\n', '\r'], " "));
-        }
-        out.push_str("end\n");
-        out
     }
 }
 
@@ -271,27 +174,28 @@ mod tests {
         r.exit(1, at(300));
         let s = &r.stats()[&1];
         assert_eq!((s.entries, s.completed, s.total, s.min, s.max), (2, 2, 150, 50, 100));
-        assert_eq!((s.cycles, s.cycles_min, s.cycles_max), (300, 100, 200));
+        assert_eq!(s.cycles, Some((300, 100, 200)));
         assert_eq!(r.stats()[&2].total, 5);
         assert_eq!(
-            r.render(7, &CycleSummary::Off, &Extra::default()),
+            r.results(7, None, Extra::default()).write(),
             "mcubench-qemu-plugin/3\ninsns 7\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5\nend\n"
         );
         assert_eq!(
-            r.render(
+            r.results(
                 7,
-                &CycleSummary::Total { cycles: 20, model: "m4".into() },
-                &Extra { stacks: "stack cycles=1 insns=1 frames=0\n", ..Extra::default() }
-            ),
+                Some(Cycles { model: "m4".into(), total: Ok(20) }),
+                Extra { stacks: vec![StackCost { frames: vec![Some(0)], cycles: 1, insns: 1 }], ..Extra::default() }
+            )
+            .write(),
             "mcubench-qemu-plugin/3\ninsns 7\ncycles 20\nmodel m4\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100 cycles=300 cycles_min=100 cycles_max=200\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5 cycles=10 cycles_min=10 cycles_max=10\n\
              stack cycles=1 insns=1 frames=0\nend\n"
         );
-        let unavailable = CycleSummary::Unavailable { reason: "bad\ninsn".into(), model: "m0".into() };
-        let text = r.render(7, &unavailable, &Extra::default());
+        let unavailable = Cycles { model: "m0".into(), total: Err("bad\ninsn".into()) };
+        let text = r.results(7, Some(unavailable), Extra::default()).write();
         assert!(text.contains("cycles-unavailable bad insn\nmodel m0\n") && !text.contains(" cycles="), "{text}");
     }
 
@@ -318,17 +222,15 @@ mod tests {
         r.exit(1, at(30));
         r.enter(3, at(40));
         r.exit(3, at(50));
-        assert_eq!(r.stats()[&2].stack_low, 0x2000_00f0);
-        assert_eq!(r.stats()[&1].stack_low, 0x2000_00e0);
-        assert_eq!(r.stats()[&3].stack_low, u32::MAX);
+        assert_eq!(r.stats()[&2].stack_low, Some(0x2000_00f0));
+        assert_eq!(r.stats()[&1].stack_low, Some(0x2000_00e0));
+        assert_eq!(r.stats()[&3].stack_low, None);
         let mut functions = BTreeMap::new();
         functions
             .insert(0, RegionStats { entries: 1, completed: 1, total: 3, min: 3, max: 3, ..RegionStats::default() });
-        let text = r.render(
-            60,
-            &CycleSummary::Off,
-            &Extra { functions: Some(&functions), probe: Some(0x2000_00e0), stacks: "" },
-        );
+        let text = r
+            .results(60, None, Extra { functions: Some(&functions), probe: Some(0x2000_00e0), stacks: Vec::new() })
+            .write();
         assert!(
             text.contains("region id=1 entries=1 completed=1 total=30 min=30 max=30 stack_low=536871136\n"),
             "{text}"
@@ -338,7 +240,7 @@ mod tests {
             text.contains("function id=0 entries=1 completed=1 total=3 min=3 max=3\nprobe low=536871136\n"),
             "{text}"
         );
-        let none = r.render(60, &CycleSummary::Off, &Extra { probe: Some(u32::MAX), ..Extra::default() });
+        let none = r.results(60, None, Extra { probe: Some(u32::MAX), ..Extra::default() }).write();
         assert!(none.contains("probe low=none\n"), "{none}");
     }
 
@@ -348,7 +250,7 @@ mod tests {
         r.exit(4, at(5));
         r.enter(1, at(10));
         r.exit(2, at(20));
-        let text = r.render(30, &CycleSummary::Off, &Extra::default());
+        let text = r.results(30, None, Extra::default()).write();
         assert!(text.contains("error exit of region 4 with no open region\n"), "{text}");
         assert!(text.contains("error exit of region 2 while region 1 is the innermost open one\n"), "{text}");
         assert!(text.contains("open id=1 at=10\n"), "{text}");

@@ -561,6 +561,12 @@ impl Decoder {
         Ok(Decoder { arch, fpu })
     }
 
+    /// A decoder for the code of `core`: its instruction set, with FP instructions when it has an
+    /// FPU. Fails only when the capstone engine cannot be created.
+    pub fn for_core(core: mcubench_wire::Core) -> Result<Decoder, NewError> {
+        Decoder::new(Arch::from(core), core.has_fpu())
+    }
+
     pub fn arch(&self) -> Arch {
         self.arch
     }

@@ -18,6 +18,8 @@
 //! - BLX immediate (to ARM state) is UNDEFINED on M-profile and is reported as undecodable.
 //! - SVC is [`Flow::Trap`] and writes no core register.
 
+use mcubench_wire::Core;
+
 /// Register numbers: 0..=12 general, 13 = SP, 14 = LR, 15 = PC.
 pub type Reg = u8;
 pub const SP: Reg = 13;
@@ -51,6 +53,19 @@ pub enum Arch {
     V7EM,
     /// Cortex-M33/M35P/M55 mainline.
     V8MMain,
+}
+
+impl From<Core> for Arch {
+    /// The instruction set `core` runs: the one mapping from cores to architectures (whether FP
+    /// instructions exist too is [`Core::has_fpu`]; [`Decoder::for_core`] takes both).
+    fn from(core: Core) -> Arch {
+        match core {
+            Core::CortexM0 | Core::CortexM0Plus => Arch::V6M,
+            Core::CortexM3 => Arch::V7M,
+            Core::CortexM4 | Core::CortexM4F | Core::CortexM7 => Arch::V7EM,
+            Core::CortexM33 => Arch::V8MMain,
+        }
+    }
 }
 
 impl std::str::FromStr for Arch {

@@ -302,6 +302,21 @@ fn arch_checks() {
 }
 
 #[test]
+fn each_core_decodes_its_instruction_set() {
+    use mcubench_wire::Core;
+    let vadd = [0xee30, 0x0a81];
+    for core in Core::ALL {
+        let d = Decoder::for_core(core).unwrap();
+        assert_eq!((d.arch(), d.fpu()), (Arch::from(core), core.has_fpu()), "{core}");
+        assert_eq!(not_on(&d, &vadd), !core.has_fpu(), "{core}: vadd.f32");
+    }
+    assert_eq!(Arch::from(Core::CortexM0Plus), Arch::V6M);
+    assert_eq!(Arch::from(Core::CortexM3), Arch::V7M);
+    assert_eq!(Arch::from(Core::CortexM4F), Arch::V7EM);
+    assert_eq!(Arch::from(Core::CortexM33), Arch::V8MMain);
+}
+
+#[test]
 fn usable_from_several_threads() {
     fn assert_send_sync<T: Send + Sync + Copy>() {}
     assert_send_sync::<Decoder>();

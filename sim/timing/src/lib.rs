@@ -29,50 +29,43 @@
 //! - [M33] LLVM schedules Cortex-M33 with its Cortex-M4 model (ARMScheduleM4.td); we do the same.
 //! - [M7] LLVM ARMScheduleM7.td (latencies, dual-issue pairing) — approximate.
 
-use mcubench_thumb::{Class, FpClass, Insn, PC, SpEffect};
-use serde::{Deserialize, Serialize};
+// The core and wait-state types of the plugin's wire format, re-exported: `Model` and `Params` take them.
+pub use mcubench_wire::{Core, WaitStates};
 
-/// The cores mcubench models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Core {
-    CortexM0,
-    CortexM0Plus,
-    CortexM3,
-    CortexM4,
-    CortexM33,
-    CortexM7,
+use mcubench_thumb::{Class, FpClass, Insn, PC, SpEffect};
+
+/// Per-core constants of the timing model, for `mcubench-wire`'s [`Core`] (the one core type of
+/// mcubench). The Cortex-M4F is priced as the Cortex-M4.
+pub trait CoreTiming {
+    /// Taken-branch pipeline refill P at zero wait states.
+    fn default_branch_refill(self) -> u32;
+    /// Exception entry cycles at zero wait states.
+    fn exception_entry(self) -> u32;
+    /// Exception return cycles, on top of the returning instruction.
+    fn exception_exit(self) -> u32;
+    /// Tail-chaining cycles (replaces exit + entry).
+    fn tail_chain(self) -> u32;
+    /// Whether the model is an approximation that must be labelled as such.
+    fn approximate(self) -> bool;
 }
 
-impl Core {
-    pub fn label(self) -> &'static str {
-        match self {
-            Core::CortexM0 => "cortex-m0",
-            Core::CortexM0Plus => "cortex-m0+",
-            Core::CortexM3 => "cortex-m3",
-            Core::CortexM4 => "cortex-m4",
-            Core::CortexM33 => "cortex-m33",
-            Core::CortexM7 => "cortex-m7",
-        }
-    }
-
-    /// Taken-branch pipeline refill P at zero wait states.
+impl CoreTiming for Core {
     /// [M3]/[M4] §3.3.1: "P: the number of cycles required for a pipeline refill. This ranges from
     /// 1 to 3 depending on the alignment and width of the target instruction"; 1 for the aligned,
     /// 16-bit targets of short loops at 0 WS (so `subs; bne` costs 3 cycles per iteration).
     /// [M0] taken branch 3 cycles = 1 + P with P = 2; [M0+] taken branch 2 cycles, P = 1.
-    pub fn default_branch_refill(self) -> u32 {
+    fn default_branch_refill(self) -> u32 {
         match self {
             Core::CortexM0 => 2,
-            Core::CortexM0Plus | Core::CortexM3 | Core::CortexM4 | Core::CortexM33 => 1,
+            Core::CortexM0Plus | Core::CortexM3 | Core::CortexM4 | Core::CortexM4F | Core::CortexM33 => 1,
             // [M7] branch predictor: a correctly predicted taken branch costs little; 1 is a
             // middle estimate between predicted (0) and mispredicted (~5–8) cases.
             Core::CortexM7 => 1,
         }
     }
 
-    /// Exception entry: cycles from the exception being taken to the first handler instruction
-    /// (stacking the 8-word frame, vector fetch, refill), at zero wait states.
+    /// Cycles from the exception being taken to the first handler instruction (stacking the
+    /// 8-word frame, vector fetch, refill), at zero wait states.
     /// - [M3]/[M4]: 12 cycles (the TRMs' NVIC "Interrupt latency" text; also the timing notes,
     ///   `/work/shared/notes/timing.md`; section number not re-checked here).
     /// - [M33] and [M7]: 12, the figure Arm quotes for them (Arm community blog "A Beginner's
@@ -85,57 +78,43 @@ impl Core {
     ///
     /// Lazy FP stacking (an FP context active on M4F/M33/M7) would add 17+ cycles at the first
     /// FP instruction of the handler; not modelled (the plugin cannot see CONTROL.FPCA).
-    pub fn exception_entry(self) -> u32 {
+    fn exception_entry(self) -> u32 {
         match self {
             Core::CortexM0 => 16,
             Core::CortexM0Plus => 15,
-            Core::CortexM3 | Core::CortexM4 | Core::CortexM33 | Core::CortexM7 => 12,
+            Core::CortexM3 | Core::CortexM4 | Core::CortexM4F | Core::CortexM33 | Core::CortexM7 => 12,
         }
     }
 
-    /// Exception return, on top of the returning instruction itself (`bx lr`, `pop {.., pc}`,
-    /// priced by [`Model::block`] as an ordinary return): unstacking the 8-word frame and the
-    /// refill at the interrupted instruction. The TRMs give no cycle count for it, so it is
-    /// derived from the load-multiple rule of each TRM's Table 3-1: an `LDM` of the 8 stacked
-    /// registers with a PC refill, 1 + N + P with N = 8: 10 on the M3/M4/M33/M7 (P = 1, the
-    /// figure usually quoted for Cortex-M3 exception exit), 11 on the M0 (P = 2), 10 on the M0+
-    /// (P = 1). An estimate, documented as such.
-    pub fn exception_exit(self) -> u32 {
+    /// Unstacking the 8-word frame and the refill at the interrupted instruction, on top of the
+    /// returning instruction itself (`bx lr`, `pop {.., pc}`, priced by [`Model::block`] as an
+    /// ordinary return). The TRMs give no cycle count for it, so it is derived from the
+    /// load-multiple rule of each TRM's Table 3-1: an `LDM` of the 8 stacked registers with a PC
+    /// refill, 1 + N + P with N = 8: 10 on the M3/M4/M33/M7 (P = 1, the figure usually quoted for
+    /// Cortex-M3 exception exit), 11 on the M0 (P = 2), 10 on the M0+ (P = 1). An estimate,
+    /// documented as such.
+    fn exception_exit(self) -> u32 {
         1 + 8 + self.default_branch_refill()
     }
 
-    /// Tail-chaining: an exception taken straight from the return of another, without unstacking
-    /// and restacking. [M3]/[M4] "Interrupt latency"/"Tail-chaining": 6 cycles (also in the
-    /// timing notes). ARMv6-M TRMs give no number; the M0/M0+ use exit + entry (an upper bound).
-    pub fn tail_chain(self) -> u32 {
+    /// An exception taken straight from the return of another, without unstacking and
+    /// restacking. [M3]/[M4] "Interrupt latency"/"Tail-chaining": 6 cycles (also in the timing
+    /// notes). ARMv6-M TRMs give no number; the M0/M0+ use exit + entry (an upper bound).
+    fn tail_chain(self) -> u32 {
         match self {
             Core::CortexM0 | Core::CortexM0Plus => self.exception_exit() + self.exception_entry(),
-            Core::CortexM3 | Core::CortexM4 | Core::CortexM33 | Core::CortexM7 => 6,
+            Core::CortexM3 | Core::CortexM4 | Core::CortexM4F | Core::CortexM33 | Core::CortexM7 => 6,
         }
     }
 
-    /// Whether the model is an approximation that must be labelled as such.
-    pub fn approximate(self) -> bool {
+    /// The Cortex-M7 model (see the crate documentation).
+    fn approximate(self) -> bool {
         self == Core::CortexM7
     }
 }
 
-/// Wait states of a memory range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WaitStates {
-    /// First address of the range.
-    pub start: u32,
-    /// One past the last address.
-    pub end: u32,
-    /// Extra cycles per 32-bit instruction fetch from this range.
-    pub fetch: u32,
-    /// Extra cycles per data load from this range.
-    pub data: u32,
-}
-
 /// Cortex-M0/M0+ multiplier implementation option ([M0] §3.3: MULS is 1 or 32 cycles).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Multiplier {
     /// Single-cycle multiplier.
     Fast,
@@ -144,9 +123,9 @@ pub enum Multiplier {
 }
 
 /// Tunable parts of a model. The defaults are documented per field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Params {
-    /// Taken-branch refill P; default per core ([`Core::default_branch_refill`]).
+    /// Taken-branch refill P; default per core ([`CoreTiming::default_branch_refill`]).
     pub branch_refill: u32,
     /// SDIV/UDIV: 2–12 cycles with early termination ([M3]/[M4] Table 3-1). Operands are not
     /// visible to the plugin, so a fixed estimate is used: 7, the middle of the range.
@@ -179,7 +158,7 @@ impl Params {
 }
 
 /// Cost of one straight-line block, computed once at translation time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BlockCost {
     /// Cycles when the block runs to its end and, if it ends in a conditional branch, the branch
     /// is not taken. Unconditional branches, calls and returns are priced as taken here.
@@ -210,26 +189,26 @@ impl Model {
             Core::CortexM0 => "Cortex-M0 TRM table",
             Core::CortexM0Plus => "Cortex-M0+ TRM table",
             Core::CortexM3 => "Cortex-M3 TRM table",
-            Core::CortexM4 => "Cortex-M4 TRM table",
+            Core::CortexM4 | Core::CortexM4F => "Cortex-M4 TRM table",
             Core::CortexM33 => "Cortex-M4 TRM table (as LLVM schedules M33)",
             Core::CortexM7 => "APPROXIMATE: LLVM ARMScheduleM7 latencies, ±20-30 %",
         };
         let ws = if self.params.wait_states.is_empty() { "0 WS".to_string() } else { "custom WS".to_string() };
-        format!("{} model: {source}, P={}, {ws}", self.core.label(), self.params.branch_refill)
+        format!("{} model: {source}, P={}, {ws}", self.core.model_name(), self.params.branch_refill)
     }
 
-    /// Exception entry cycles ([`Core::exception_entry`]), plus the refill's fetch wait states
+    /// Exception entry cycles ([`CoreTiming::exception_entry`]), plus the refill's fetch wait states
     /// of `handler`'s memory (the vector fetch and the first handler fetch).
     pub fn exception_entry(&self, handler: u32) -> u64 {
         u64::from(self.core.exception_entry()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
     }
 
-    /// Exception return cycles ([`Core::exception_exit`]), on top of the returning instruction.
+    /// Exception return cycles ([`CoreTiming::exception_exit`]), on top of the returning instruction.
     pub fn exception_exit(&self) -> u64 {
         u64::from(self.core.exception_exit())
     }
 
-    /// Tail-chain cycles ([`Core::tail_chain`]): replaces exit + entry when a handler starts
+    /// Tail-chain cycles ([`CoreTiming::tail_chain`]): replaces exit + entry when a handler starts
     /// straight from an exception return.
     pub fn tail_chain(&self, handler: u32) -> u64 {
         u64::from(self.core.tail_chain()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
@@ -391,7 +370,7 @@ impl Model {
             Class::Hint => (1, 0),
             // [M4] MRS/MSR 1–2 (we use 2), CPS 1; [M0] MRS/MSR 4, [M0+] 3, CPS 1.
             // SVC/BKPT/UDF trap: the instruction only; the plugin adds exception entry
-            // ([`Core::exception_entry`]) when the handler starts.
+            // ([`CoreTiming::exception_entry`]) when the handler starts.
             Class::System => (if insn.mnemonic.starts_with("cps") { 1 } else { self.m0_special().unwrap_or(2) }, 0),
             Class::Fp(fp) => (self.fp_cost(prev, insn, fp), 0),
         }
@@ -546,6 +525,7 @@ mod exception_tests {
             (Core::CortexM0Plus, 15, 10, 25),
             (Core::CortexM3, 12, 10, 6),
             (Core::CortexM4, 12, 10, 6),
+            (Core::CortexM4F, 12, 10, 6),
             (Core::CortexM33, 12, 10, 6),
             (Core::CortexM7, 12, 10, 6),
         ];

@@ -13,37 +13,13 @@
 use std::fmt::Write as _;
 
 use mcubench_elf::MemoryRegion;
-
-/// The processor core of a board, used for labels now and for the timing model later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Core {
-    #[serde(rename = "Cortex-M0")]
-    CortexM0,
-    #[serde(rename = "Cortex-M3")]
-    CortexM3,
-    #[serde(rename = "Cortex-M4F")]
-    CortexM4F,
-    #[serde(rename = "Cortex-M7")]
-    CortexM7,
-    #[serde(rename = "Cortex-M33")]
-    CortexM33,
-}
-
-impl Core {
-    pub fn label(self) -> &'static str {
-        match self {
-            Core::CortexM0 => "Cortex-M0",
-            Core::CortexM3 => "Cortex-M3",
-            Core::CortexM4F => "Cortex-M4F",
-            Core::CortexM7 => "Cortex-M7",
-            Core::CortexM33 => "Cortex-M33",
-        }
-    }
-}
+use mcubench_thumb::Arch;
+use mcubench_wire::Core;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Board {
     pub name: &'static str,
+    /// The processor core: the report's label, the cycle model, the instruction set.
     pub core: Core,
     pub rust_target: &'static str,
     pub qemu_machine: &'static str,
@@ -287,14 +263,8 @@ impl Board {
     }
 
     /// Instruction set and FPU of the core, for decoding its code.
-    pub fn arch(&self) -> (mcubench_stack::Arch, bool) {
-        use mcubench_stack::Arch;
-        match self.core {
-            Core::CortexM0 => (Arch::V6M, false),
-            Core::CortexM3 => (Arch::V7M, false),
-            Core::CortexM4F | Core::CortexM7 => (Arch::V7EM, true),
-            Core::CortexM33 => (Arch::V8MMain, true),
-        }
+    pub fn arch(&self) -> (Arch, bool) {
+        (Arch::from(self.core), self.core.has_fpu())
     }
 
     /// Instructions per SysTick tick: the resolution of a SysTick-based count.

@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod budgets;
+pub mod rules;
 pub mod scenario;
 pub mod units;
 pub mod vectors;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer};
 
-use mcubench_timing::WaitStates;
+use mcubench_wire::WaitStates;
 
 use crate::config::board::Board;
 pub use crate::config::units::{Bytes, Limit, Timeout};

@@ -5,9 +5,9 @@
 
 
 use mcubench_elf::MemoryReport;
+use mcubench_wire::Core;
 use serde::{Deserialize, Serialize};
 
-use crate::config::board::Core;
 use crate::gate::{BudgetCheck, BudgetStatus};
 use crate::judge::protocol::KatResult;
 use crate::judge::verdict::{Outcome, Verdict};
@@ -101,6 +101,8 @@ pub struct CellReport {
     /// scenario's order from it.
     pub index: usize,
     pub board: String,
+    /// The board's core by its label (`Cortex-M4F`).
+    #[serde(with = "core_label")]
     pub core: Core,
     pub profile: String,
     /// File name of the ELF that ran.
@@ -254,5 +256,24 @@ impl RunReport {
             return Err(format!("{} / {} appears in two reports", w[1].board, w[1].profile));
         }
         Ok(merged)
+    }
+}
+
+/// [`Core`] in reports: its label, e.g. `Cortex-M4F`.
+mod core_label {
+    use mcubench_wire::Core;
+    use serde::de::{Error, Unexpected};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(core: &Core, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(core.label())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Core, D::Error> {
+        let label = String::deserialize(d)?;
+        Core::ALL
+            .into_iter()
+            .find(|c| c.label() == label)
+            .ok_or_else(|| D::Error::invalid_value(Unexpected::Str(&label), &"a core label such as `Cortex-M4F`"))
     }
 }

@@ -1,0 +1,319 @@
+//! The results file (`out=`): what the plugin measured, written once at QEMU exit
+//! ([`Results::write`]) and read by the host ([`Results::parse`]).
+//!
+//! # Format (version 3)
+//!
+//! Line-oriented text:
+//!
+//! ```text
+//! mcubench-qemu-plugin/3
+//! insns <n>
+//! cycles <n>                      (with core=, when every executed block could be priced)
+//! cycles-unavailable <reason>     (with core=, instead of `cycles`: e.g. an undecodable instruction ran)
+//! model <free text>               (with core=: the cycle model's description)
+//! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>][ stack_low=<addr>]
+//! function id=<id> entries=<n> completed=<n> total=<n> ...   (function regions; fields as `region`)
+//! open id=<id> at=<snapshot>
+//! probe low=<addr>|none           (with stack=: lowest stack address written in the whole run)
+//! stack cycles=<n> insns=<n> frames=<i;j;...>   (with profile=on: one per call-tree node)
+//! error <free text to end of line>
+//! end
+//! ```
+//!
+//! Lines come in this order. `insns` is the whole run's instruction count. `region` and
+//! `function` lines come in ascending id order; `min` and `max` are 0 when `completed=0`. They
+//! carry the three cycle fields exactly when a `cycles` line is present, and `stack_low`
+//! (decimal address) when probing and a probed store happened in a completed activation. A
+//! `stack` line's frames are indices into the functions file, outermost first, `-` for code
+//! outside every function. Free text (model, reason, error) is one line: line breaks become
+//! spaces. The final `end` line tells the host the file is complete: a file without it is a
+//! run that did not end normally, and absent results are never zeros.
+//!
+//! The plugin creates the file at install (a contained QEMU may open no file once the guest runs)
+//! and fills it at exit. What the numbers mean (activations, nesting, snapshots) is documented
+//! with the plugin (`mcubench-qemu-plugin`'s `regions` and `calls` modules).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::Error;
+
+/// First line of a results file: the format and its version. Both sides use this constant; it
+/// changes whenever the format does.
+pub const HEADER: &str = "mcubench-qemu-plugin/3";
+
+/// Statistics of one region (or function region) id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegionStats {
+    /// Activations begun.
+    pub entries: u64,
+    /// Activations completed.
+    pub completed: u64,
+    /// Instructions of the completed activations: sum, minimum and maximum.
+    pub total: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Estimated cycles of the completed activations: (sum, min, max); present exactly when the
+    /// run has a cycle total.
+    pub cycles: Option<(u64, u64, u64)>,
+    /// Stack probe: the lowest stack address a probed store wrote during a completed activation.
+    pub stack_low: Option<u32>,
+}
+
+/// An activation still open when QEMU exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenRegion {
+    pub id: u32,
+    /// The instruction snapshot at its enter store.
+    pub at: u64,
+}
+
+/// One call-tree node of a profile: self cost of the stack `frames` (outermost first; indices into
+/// the functions file, `None` for code outside every function). `frames` is never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackCost {
+    pub frames: Vec<Option<u32>>,
+    pub cycles: u64,
+    pub insns: u64,
+}
+
+/// The whole-run cycle estimate (with `core=`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cycles {
+    /// The cycle model's description, e.g. `cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS`.
+    pub model: String,
+    /// The estimate, or why there is none: the plugin could not price something that ran (then
+    /// no region has cycles either).
+    pub total: Result<u64, String>,
+}
+
+/// A complete results file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Results {
+    /// Whole-run instructions (TB-granular: device-register reads outside regions may add a few).
+    pub insns: u64,
+    /// `None` without `core=`.
+    pub cycles: Option<Cycles>,
+    /// Marker regions by id.
+    pub regions: BTreeMap<u32, RegionStats>,
+    /// Function regions, by index in the scenario's `regions` list.
+    pub functions: BTreeMap<u32, RegionStats>,
+    /// Activations still open at exit, innermost last.
+    pub open: Vec<OpenRegion>,
+    /// Stack probe: `Some(lowest address written)` when probing (`Some(None)`: no probed store).
+    pub probe: Option<Option<u32>>,
+    /// The profile (with `profile=on`).
+    pub stacks: Vec<StackCost>,
+    /// Marker misuse the plugin saw (an exit that does not match the innermost open region).
+    pub errors: Vec<String>,
+}
+
+/// Free text on one line.
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+impl RegionStats {
+    fn write(&self, kind: &str, id: u32, out: &mut String) {
+        let _ = write!(
+            out,
+            "{kind} id={id} entries={} completed={} total={} min={} max={}",
+            self.entries, self.completed, self.total, self.min, self.max
+        );
+        if let Some((sum, min, max)) = self.cycles {
+            let _ = write!(out, " cycles={sum} cycles_min={min} cycles_max={max}");
+        }
+        if let Some(low) = self.stack_low {
+            let _ = write!(out, " stack_low={low}");
+        }
+        out.push('\n');
+    }
+}
+
+impl Results {
+    /// The file's text. Region lines carry cycle fields when their `cycles` is set, which must be
+    /// exactly when the run has a cycle total for [`Results::parse`] to accept the text.
+    pub fn write(&self) -> String {
+        let mut out = format!("{HEADER}\ninsns {}\n", self.insns);
+        if let Some(c) = &self.cycles {
+            match &c.total {
+                Ok(total) => {
+                    let _ = writeln!(out, "cycles {total}");
+                }
+                Err(reason) => {
+                    let _ = writeln!(out, "cycles-unavailable {}", one_line(reason));
+                }
+            }
+            let _ = writeln!(out, "model {}", one_line(&c.model));
+        }
+        for (id, s) in &self.regions {
+            s.write("region", *id, &mut out);
+        }
+        for (id, s) in &self.functions {
+            s.write("function", *id, &mut out);
+        }
+        for o in &self.open {
+            let _ = writeln!(out, "open id={} at={}", o.id, o.at);
+        }
+        match self.probe {
+            None => {}
+            Some(None) => out.push_str("probe low=none\n"),
+            Some(Some(low)) => {
+                let _ = writeln!(out, "probe low={low}");
+            }
+        }
+        for s in &self.stacks {
+            let frames: Vec<String> = s.frames.iter().map(|f| f.map_or("-".to_string(), |i| i.to_string())).collect();
+            let _ = writeln!(out, "stack cycles={} insns={} frames={}", s.cycles, s.insns, frames.join(";"));
+        }
+        for e in &self.errors {
+            let _ = writeln!(out, "error {}", one_line(e));
+        }
+        out.push_str("end\n");
+        out
+    }
+
+    /// Parses a results file strictly. A partial file (no final `end`) is an error; an error
+    /// names the line.
+    pub fn parse(text: &str) -> Result<Results, Error> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        match lines.next() {
+            Some((_, HEADER)) => {}
+            other => {
+                return Err(Error::at_line(
+                    Some(1),
+                    format!("not a `{HEADER}` results file (first line {:?})", other.map(|o| o.1)),
+                ));
+            }
+        }
+        let mut r = Results::default();
+        let mut insns = None;
+        let mut cycles: Option<Result<u64, String>> = None;
+        let mut model = None;
+        let mut ended = false;
+        for (n, line) in lines {
+            let bad = |what: &str| Error::at_line(Some(n), format!("line {n}: {what}: `{line}`"));
+            if ended {
+                return Err(bad("text after `end`"));
+            }
+            let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+            match kind {
+                "end" if rest.is_empty() => ended = true,
+                "insns" => insns = Some(rest.parse().map_err(|_| bad("bad instruction count"))?),
+                "cycles" | "cycles-unavailable" if cycles.is_some() => return Err(bad("cycles given twice")),
+                "cycles" => cycles = Some(Ok(rest.parse().map_err(|_| bad("bad cycle count"))?)),
+                "cycles-unavailable" => cycles = Some(Err(rest.to_string())),
+                "model" if model.is_some() => return Err(bad("model given twice")),
+                "model" => model = Some(rest.to_string()),
+                "stack" => r.stacks.push(parse_stack(rest).map_err(bad)?),
+                "error" => r.errors.push(rest.to_string()),
+                "probe" if r.probe.is_some() => return Err(bad("probe given twice")),
+                "probe" => {
+                    r.probe = Some(match rest {
+                        "low=none" => None,
+                        _ => Some(
+                            rest.strip_prefix("low=").and_then(|v| v.parse().ok()).ok_or_else(|| bad("bad probe"))?,
+                        ),
+                    })
+                }
+                "region" | "open" | "function" => {
+                    let mut f = BTreeMap::new();
+                    for token in rest.split(' ') {
+                        let (k, v) = token.split_once('=').ok_or_else(|| bad("not key=value"))?;
+                        let v: u64 = v.parse().map_err(|_| bad("not a number"))?;
+                        if f.insert(k, v).is_some() {
+                            return Err(bad("repeated field"));
+                        }
+                    }
+                    let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
+                    let id = u32::try_from(take("id")?).map_err(|_| bad("id out of range"))?;
+                    if kind == "open" {
+                        r.open.push(OpenRegion { id, at: take("at")? });
+                    } else {
+                        let mut s = RegionStats {
+                            entries: take("entries")?,
+                            completed: take("completed")?,
+                            total: take("total")?,
+                            min: take("min")?,
+                            max: take("max")?,
+                            cycles: None,
+                            stack_low: None,
+                        };
+                        if matches!(cycles, Some(Ok(_))) {
+                            s.cycles = Some((take("cycles")?, take("cycles_min")?, take("cycles_max")?));
+                        }
+                        if let Some(low) = f.remove("stack_low") {
+                            s.stack_low = Some(u32::try_from(low).map_err(|_| bad("stack_low out of range"))?);
+                        }
+                        let map = if kind == "region" { &mut r.regions } else { &mut r.functions };
+                        if map.insert(id, s).is_some() {
+                            return Err(bad("region listed twice"));
+                        }
+                    }
+                    if let Some(k) = f.keys().next() {
+                        return Err(bad(&format!("unknown field `{k}`")));
+                    }
+                }
+                _ => return Err(bad("unknown line")),
+            }
+        }
+        if !ended {
+            return Err(Error::at_line(None, "partial results file (no final `end` line): QEMU did not exit normally"));
+        }
+        r.insns = insns.ok_or_else(|| Error::at_line(None, "results file lacks `insns`"))?;
+        r.cycles = match (cycles, model) {
+            (Some(total), Some(model)) => Some(Cycles { model, total }),
+            (None, None) => None,
+            _ => return Err(Error::at_line(None, "a cycle result without a model line, or the reverse")),
+        };
+        Ok(r)
+    }
+
+    /// The whole-run cycle estimate, when there is one.
+    pub fn cycle_total(&self) -> Option<u64> {
+        self.cycles.as_ref().and_then(|c| c.total.as_ref().ok().copied())
+    }
+
+    /// The exact instruction count of region `id`, which must have run exactly once.
+    pub fn single_activation(&self, id: u32) -> Result<u64, String> {
+        match self.regions.get(&id) {
+            Some(s) if s.completed == 1 && s.entries == 1 => Ok(s.total),
+            Some(s) => Err(format!(
+                "region {id} was entered {} times and completed {} times; a KAT's region must run exactly once",
+                s.entries, s.completed
+            )),
+            None => Err(format!("the QEMU plugin saw no activation of region {id}")),
+        }
+    }
+
+    /// The estimated cycles of region `id`'s single activation: `Ok(None)` without a cycle
+    /// total, `Err` when the region did not run exactly once (see [`Results::single_activation`]).
+    pub fn single_activation_cycles(&self, id: u32) -> Result<Option<u64>, String> {
+        self.single_activation(id)?;
+        Ok(self.regions.get(&id).and_then(|s| s.cycles).map(|c| c.0))
+    }
+}
+
+/// The fields of a `stack` line: `cycles=<n> insns=<n> frames=<i;j;...>`, each once.
+fn parse_stack(rest: &str) -> Result<StackCost, &'static str> {
+    let mut cycles = None;
+    let mut insns = None;
+    let mut frames = None;
+    for token in rest.split(' ') {
+        match token.split_once('=') {
+            Some(("cycles", v)) if cycles.is_none() => cycles = v.parse::<u64>().ok(),
+            Some(("insns", v)) if insns.is_none() => insns = v.parse::<u64>().ok(),
+            Some(("frames", v)) if frames.is_none() => {
+                frames = v
+                    .split(';')
+                    .map(|f| if f == "-" { Some(None) } else { f.parse::<u32>().ok().map(Some) })
+                    .collect::<Option<Vec<_>>>()
+            }
+            _ => return Err("bad stack field"),
+        }
+    }
+    match (cycles, insns, frames) {
+        (Some(cycles), Some(insns), Some(frames)) => Ok(StackCost { frames, cycles, insns }),
+        _ => Err("stack needs cycles=, insns= and frames="),
+    }
+}
