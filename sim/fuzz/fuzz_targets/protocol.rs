@@ -31,12 +31,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let stdout = String::from_utf8_lossy(rest).into_owned();
     let stderr = if how & 0x80 != 0 { "qemu: fatal: Lockup: can't escalate\nR15=00000200 \n" } else { "" };
-    let run = QemuRun { end, stdout, stderr: stderr.into(), console: String::new(), command: String::new() };
+    let run = QemuRun { end, stdout, stderr: stderr.into(), console: String::new(), uarts: Vec::new(), command: String::new() };
     let transcript = Transcript::parse(&run.stdout);
     if let Ok(t) = &transcript {
         let _ = t.last_record_summary();
     }
-    let v = verdict::judge_run(&run, transcript.as_ref(), 1.0, &|pc| format!("f@{pc:x}"));
+    let v = verdict::judge_run(&run, transcript.as_ref(), None, 1.0, &|pc| format!("f@{pc:x}"));
     let checked = verdict::check_vectors(v.clone(), transcript.as_ref(), vectors());
     if transcript.is_err() {
         assert_ne!(v.outcome, Outcome::Pass, "an unreadable transcript passed: {:?}", run.stdout);

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::gate::BudgetStatus;
+use crate::report::MetricValue;
 use crate::report::{CellReport, RunReport};
 use crate::config::scenario::{Limit, Regressions};
 use crate::judge::verdict::Outcome;
@@ -196,6 +197,16 @@ pub fn diff(
         push("stack".into(), b.stack_high_water.map(u64::from), h.stack_high_water.map(u64::from), limits.stack);
         // Only when both runs reported their heap.
         push("heap".into(), b.heap_peak.map(u64::from), h.heap_peak.map(u64::from), limits.heap);
+        push("instructions total".into(), b.instructions_total, h.instructions_total, limits.total);
+        push("cycles total".into(), b.cycles_total, h.cycles_total, limits.total);
+        // Recorded metrics that are whole non-negative numbers in both runs.
+        for (name, hv) in &h.metrics {
+            let whole = |v: &MetricValue| match v {
+                MetricValue::Int(i) => u64::try_from(*i).ok(),
+                MetricValue::Float(_) => None,
+            };
+            push(format!("metric {name}"), b.metrics.get(name).and_then(whole), whole(hv), limits.metrics);
+        }
         for hk in &h.kats {
             if let Some(bk) = b.kats.iter().find(|k| k.id == hk.id) {
                 push(

@@ -22,6 +22,14 @@ pub enum Metric {
     Cycles,
     /// Instructions of a function region's most expensive call or of a KAT operation.
     Instructions,
+    /// Whole-run estimated cycles.
+    #[serde(rename = "cycles-total")]
+    CyclesTotal,
+    /// Whole-run instructions.
+    #[serde(rename = "instructions-total")]
+    InstructionsTotal,
+    /// A metric a `verdict.record` pattern captured from the console (rounded up).
+    Recorded,
 }
 
 impl Metric {
@@ -34,13 +42,17 @@ impl Metric {
             Metric::Heap => "heap",
             Metric::Cycles => "cycles",
             Metric::Instructions => "instructions",
+            Metric::CyclesTotal => "cycles-total",
+            Metric::InstructionsTotal => "instructions-total",
+            Metric::Recorded => "metric",
         }
     }
 
     fn unit(self) -> &'static str {
         match self {
-            Metric::Cycles => " cycles",
-            Metric::Instructions => " instructions",
+            Metric::Cycles | Metric::CyclesTotal => " cycles",
+            Metric::Instructions | Metric::InstructionsTotal => " instructions",
+            Metric::Recorded => "",
             _ => " B",
         }
     }
@@ -84,6 +96,15 @@ impl BudgetCheck {
             _ if matches!(self.metric, Metric::Cycles | Metric::Instructions) => format!(
                 "{name} unknown (no function region in `regions` or KAT with that name ran with a count{}): cannot show it is within {}{u}",
                 if self.metric == Metric::Cycles { " and a cycle model" } else { "" },
+                self.limit
+            ),
+            _ if matches!(self.metric, Metric::CyclesTotal | Metric::InstructionsTotal) => format!(
+                "{name} unknown (the run did not end, or ran without the QEMU plugin{}): cannot show it is within {}{u}",
+                if self.metric == Metric::CyclesTotal { " or a cycle model" } else { "" },
+                self.limit
+            ),
+            _ if self.metric == Metric::Recorded => format!(
+                "{name} unknown (no console line matched its `verdict.record` pattern): cannot show it is within {}",
                 self.limit
             ),
             _ if self.metric == Metric::StackStatic => format!(
@@ -141,10 +162,41 @@ pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
 /// expensive call or of a KAT operation, each `None` when not measured.
 pub type Counts = (Option<u64>, Option<u64>);
 
+/// What the count budgets measure beyond regions and KATs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Totals<'a> {
+    pub cycles: Option<u64>,
+    pub instructions: Option<u64>,
+    pub metrics: Option<&'a std::collections::BTreeMap<String, crate::report::MetricValue>>,
+}
+
 /// Checks the cycle and instruction limits; `lookup(name)` finds the counts of the function
-/// region or KAT of that name (`None`: no such region or KAT).
-pub fn check_regions(budgets: &RegionBudgets, lookup: &dyn Fn(&str) -> Option<Counts>) -> Vec<BudgetCheck> {
+/// region or KAT of that name (`None`: no such region or KAT); whole-run totals and recorded
+/// metrics come from `totals`.
+pub fn check_regions(
+    budgets: &RegionBudgets,
+    lookup: &dyn Fn(&str) -> Option<Counts>,
+    totals: Totals<'_>,
+) -> Vec<BudgetCheck> {
     let mut out = Vec::new();
+    for (metric, limit, actual) in [
+        (Metric::CyclesTotal, budgets.cycles_total, totals.cycles),
+        (Metric::InstructionsTotal, budgets.instructions_total, totals.instructions),
+    ] {
+        if let Some(limit) = limit {
+            out.push(BudgetCheck { metric, subject: None, limit, actual, status: status(limit, actual) });
+        }
+    }
+    for (name, &limit) in &budgets.metrics {
+        let actual = totals.metrics.and_then(|m| m.get(name)).map(|v| v.as_f64().max(0.0).ceil() as u64);
+        out.push(BudgetCheck {
+            metric: Metric::Recorded,
+            subject: Some(name.clone()),
+            limit,
+            actual,
+            status: status(limit, actual),
+        });
+    }
     for (metric, limits) in [(Metric::Cycles, &budgets.cycles), (Metric::Instructions, &budgets.instructions)] {
         for (name, &limit) in limits {
             let actual = lookup(name).and_then(|(c, i)| if metric == Metric::Cycles { c } else { i });
@@ -211,7 +263,7 @@ mod tests {
             "kat/a" => Some((None, Some(50))),
             _ => None,
         };
-        let checks = check_regions(&b, &lookup);
+        let checks = check_regions(&b, &lookup, Totals::default());
         let got: Vec<_> = checks.iter().map(|c| (c.name(), c.status)).collect();
         assert_eq!(
             got,

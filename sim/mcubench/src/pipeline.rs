@@ -14,6 +14,7 @@ use crate::config::board::Board;
 use crate::build::ElfSource;
 use crate::gate::{self, Measured};
 use crate::exec::plugin;
+use crate::judge::console;
 use crate::judge::protocol::Transcript;
 use crate::exec::scratch::ScratchDir;
 use crate::exec::{self, Launch};
@@ -182,7 +183,12 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         }
         report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, Some(k.instructions)))
     };
-    let regions = gate::check_regions(&measure.region_budgets, &lookup);
+    let totals = gate::Totals {
+        cycles: report.cycles_total,
+        instructions: report.instructions_total,
+        metrics: Some(&report.metrics),
+    };
+    let regions = gate::check_regions(&measure.region_budgets, &lookup, totals);
     report.budgets.extend(regions);
 }
 
@@ -275,7 +281,17 @@ fn measure_cell(
         Some((name, off)) => format!("{name}+0x{off:x}"),
         None => "no symbol".to_string(),
     };
-    let mut verdict = verdict::judge(&execution, transcript.as_ref(), scenario.timeout.as_secs_f64(), &symbolize);
+    report.console = console::streams(run, transcript.as_ref().ok());
+    let rules = scenario.verdict.as_ref().map(|rules| verdict::Rules { rules, console: &report.console });
+    let mut verdict =
+        verdict::judge(&execution, transcript.as_ref(), rules, scenario.timeout.as_secs_f64(), &symbolize);
+    if let Some(rules) = &scenario.verdict {
+        let (metrics, problems) = console::recorded(rules, &report.console);
+        report.metrics = metrics;
+        if verdict.outcome == Outcome::Pass && !problems.is_empty() {
+            verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
+        }
+    }
     if let Some(vectors) = &scenario.vectors {
         verdict = verdict::check_vectors(verdict, transcript.as_ref(), vectors);
     }
@@ -294,6 +310,9 @@ fn measure_cell(
         }
         Some(Ok(r)) => {
             // The model, or why there are no cycle numbers (never a made-up number).
+            // Whole-run totals only for a run that ended by itself: a killed QEMU wrote none.
+            report.instructions_total = Some(r.insns);
+            report.cycles_total = r.cycles.as_ref().and_then(|c| c.total.as_ref().ok().copied());
             report.cycle_model = r.cycles.as_ref().map(|c| match &c.total {
                 Ok(_) => c.model.clone(),
                 Err(reason) => format!("unavailable: {reason} ({})", c.model),

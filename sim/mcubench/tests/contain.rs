@@ -50,7 +50,7 @@ fn run(elf: &Path, timeout: Duration) -> Outcome3 {
     let elapsed = started.elapsed();
     println!("{}: {elapsed:?}", elf.file_name().unwrap().display());
     let transcript = Transcript::parse(&run.run.stdout);
-    let verdict = mcubench::judge::verdict::judge(&run, transcript.as_ref(), timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
+    let verdict = mcubench::judge::verdict::judge(&run, transcript.as_ref(), None, timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
     assert!(elapsed <= timeout + Duration::from_secs(5), "took {elapsed:?} (timeout {timeout:?}): {}", verdict.message);
     assert!(run.start_error.is_none(), "{:?}", run.start_error);
     Outcome3 { run, verdict, elapsed }
@@ -188,7 +188,7 @@ fn firmware_cannot_relabel_its_failure_through_the_console() {
     let native = exec::execute(&Launch::new(board(), &elf, TIMEOUT).contained(false)).unwrap();
     for (execution, runner) in [(&r.run, "contained"), (&native, "native")] {
         let transcript = Transcript::parse(&execution.run.stdout);
-        let v = mcubench::judge::verdict::judge(execution, transcript.as_ref(), 5.0, &|pc| format!("f@{pc:x}"));
+        let v = mcubench::judge::verdict::judge(execution, transcript.as_ref(), None, 5.0, &|pc| format!("f@{pc:x}"));
         assert_eq!(execution.run.end, ProcessEnd::Exited(1), "{runner}");
         assert!(execution.run.console.contains("R15=00001234"), "{runner}: {}", execution.run.console);
         assert!(!execution.run.stderr.contains("R15="), "{runner}: {}", execution.run.stderr);
@@ -265,7 +265,7 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
         assert_eq!(native.stdout, contained.run.stdout, "{}", elf.display());
         let results = |name: &str| std::fs::read_to_string(out(name)).unwrap();
         assert_eq!(results("native"), results("contained"), "{}", elf.display());
-        let v = mcubench::judge::verdict::judge(&contained, Ok(&c), 30.0, &|pc| format!("{pc:x}"));
+        let v = mcubench::judge::verdict::judge(&contained, Ok(&c), None, 30.0, &|pc| format!("{pc:x}"));
         assert_eq!(v.outcome, Outcome::Pass, "{}", v.message);
         assert_eq!(contained.run.end, native.end);
         assert!(contained.events.is_empty());
@@ -352,7 +352,7 @@ fn a_qemu_that_never_starts_the_guest_is_a_setup_error() {
     assert!(started.elapsed() < timeout + Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(run.run.end, ProcessEnd::TimedOut);
     assert!(run.events.is_empty(), "{:?}", run.events);
-    let verdict = mcubench::judge::verdict::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), 2.0, &|pc| format!("{pc:x}"));
+    let verdict = mcubench::judge::verdict::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), None, 2.0, &|pc| format!("{pc:x}"));
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
     assert!(verdict.message.contains("QEMU never started the guest"), "{}", verdict.message);
 }

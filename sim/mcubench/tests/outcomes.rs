@@ -158,7 +158,7 @@ fn a_cpu_the_machine_does_not_have_is_a_setup_error() {
     let wrong = Board { qemu_cpu: "cortex-m3", ..*Board::find("mps2-an386").unwrap() };
     let run = exec::execute(&Launch::new(&wrong, &elf, Duration::from_secs(10)).contained(false)).map(|e| e.run).unwrap();
     let transcript = mcubench::judge::protocol::Transcript::parse(&run.stdout);
-    let verdict = mcubench::judge::verdict::judge_run(&run, transcript.as_ref(), 10.0, &|_| String::new());
+    let verdict = mcubench::judge::verdict::judge_run(&run, transcript.as_ref(), None, 10.0, &|_| String::new());
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
     assert!(verdict.message.contains("cortex-m4"), "QEMU's own explanation is kept: {}", verdict.message);
 }

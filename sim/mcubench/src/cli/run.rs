@@ -10,9 +10,50 @@ use mcubench_elf::ElfImage;
 use super::args::{self, ContainArgs, Format};
 use super::{Error, Exit};
 use crate::config::board::Board;
+use crate::config::rules::{ConsoleRules, Pattern, Record};
 use crate::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Firmware, Scenario};
 use crate::shard::Shard;
 use crate::{RunOptions, run_scenario};
+
+/// Verdict rules for `--elf` firmware that does not speak the result protocol (a scenario's
+/// `verdict:` key).
+#[derive(Args)]
+pub struct VerdictArgs {
+    /// A console line must match this regular expression (repeatable).
+    #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Pattern::parse)]
+    expect: Vec<Pattern>,
+    /// ... and the `--expect` patterns must match in the order given.
+    #[arg(long, requires = "expect")]
+    ordered: bool,
+    /// No console line may match this regular expression (repeatable).
+    #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Pattern::parse)]
+    reject: Vec<Pattern>,
+    /// The exit code a pass needs (with verdict rules; default 0).
+    #[arg(long, requires = "elf", value_name = "CODE")]
+    exit_code: Option<i32>,
+    /// Named captures of this regular expression become report metrics (repeatable), e.g.
+    /// `--record 'cycles: (?P<cycles>[0-9]+)'`.
+    #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Record::parse)]
+    record: Vec<Record>,
+}
+
+impl VerdictArgs {
+    /// The rules, when any flag asks for them.
+    fn rules(&self) -> Result<Option<ConsoleRules>, Error> {
+        if self.expect.is_empty() && self.reject.is_empty() && self.exit_code.is_none() && self.record.is_empty() {
+            return Ok(None);
+        }
+        let rules = ConsoleRules {
+            exit: self.exit_code.unwrap_or(0),
+            expect: self.expect.clone(),
+            ordered: self.ordered,
+            reject: self.reject.clone(),
+            record: self.record.clone(),
+        };
+        rules.check().map_err(Error::Input)?;
+        Ok(Some(rules))
+    }
+}
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -48,6 +89,11 @@ pub struct RunArgs {
     /// every `kat` record is checked against it, so a forged `result=pass` fails.
     #[arg(long, requires = "elf", value_name = "FILE")]
     vectors: Option<PathBuf>,
+    #[command(flatten)]
+    verdict: VerdictArgs,
+    /// Print every cell's console (semihosting and UARTs) after the results, not only failing ones'.
+    #[arg(long)]
+    show_output: bool,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -105,6 +151,7 @@ impl RunArgs {
                     s.vectors = Some(crate::config::vectors::Vectors::load(path)?);
                 }
                 s.restrict(&[], &self.profiles).map_err(Error::Input)?;
+                s.verdict = self.verdict.rules()?;
                 s
             }
             _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
@@ -167,5 +214,8 @@ pub fn run(a: RunArgs) -> Result<Exit, Error> {
         Format::Table => report.to_table_colored(color),
         other => args::render(&report, other),
     });
+    if a.format == Format::Table {
+        args::print(&report.console_text(a.show_output));
+    }
     Ok(report.status().into())
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer};
 use mcubench_wire::WaitStates;
 
 use crate::config::board::Board;
+use crate::config::rules::ConsoleRules;
 pub use crate::config::units::{Bytes, Limit, Timeout};
 use crate::config::units::scalar_text;
 
@@ -40,6 +41,10 @@ pub struct Regressions {
     pub instructions: Option<Limit>,
     /// Per KAT operation (estimated cycles).
     pub cycles: Option<Limit>,
+    /// Whole-run instructions and estimated cycles.
+    pub total: Option<Limit>,
+    /// Every metric the `verdict.record` patterns capture.
+    pub metrics: Option<Limit>,
 }
 
 impl Regressions {
@@ -51,6 +56,8 @@ impl Regressions {
             heap: over.heap.or(self.heap),
             instructions: over.instructions.or(self.instructions),
             cycles: over.cycles.or(self.cycles),
+            total: over.total.or(self.total),
+            metrics: over.metrics.or(self.metrics),
         }
     }
 }
@@ -99,6 +106,15 @@ pub struct RegionBudgets {
     pub cycles: IndexMap<String, u64>,
     #[serde(default)]
     pub instructions: IndexMap<String, u64>,
+    /// Whole-run estimated cycles (`cycles-total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_total: Option<u64>,
+    /// Whole-run instructions (`instructions-total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_total: Option<u64>,
+    /// Limits on metrics the `verdict.record` patterns capture, by name.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub metrics: IndexMap<String, u64>,
 }
 
 impl RegionBudgets {
@@ -112,6 +128,9 @@ impl RegionBudgets {
         RegionBudgets {
             cycles: merge(&self.cycles, &over.cycles),
             instructions: merge(&self.instructions, &over.instructions),
+            cycles_total: over.cycles_total.or(self.cycles_total),
+            instructions_total: over.instructions_total.or(self.instructions_total),
+            metrics: merge(&self.metrics, &over.metrics),
         }
     }
 }
@@ -130,6 +149,12 @@ struct RawBudgets {
     cycles: IndexMap<String, u64>,
     #[serde(default)]
     instructions: IndexMap<String, u64>,
+    #[serde(rename = "cycles-total")]
+    cycles_total: Option<u64>,
+    #[serde(rename = "instructions-total")]
+    instructions_total: Option<u64>,
+    #[serde(default)]
+    metrics: IndexMap<String, u64>,
 }
 
 impl RawBudgets {
@@ -142,7 +167,13 @@ impl RawBudgets {
                 stack_static: self.stack_static,
                 heap: self.heap,
             },
-            RegionBudgets { cycles: self.cycles.clone(), instructions: self.instructions.clone() },
+            RegionBudgets {
+                cycles: self.cycles.clone(),
+                instructions: self.instructions.clone(),
+                cycles_total: self.cycles_total,
+                instructions_total: self.instructions_total,
+                metrics: self.metrics.clone(),
+            },
         )
     }
 }
@@ -249,6 +280,8 @@ struct RawScenario {
     /// Record the lowest stack address written (per region and whole run) with store callbacks.
     #[serde(default, rename = "stack-probe")]
     stack_probe: bool,
+    /// Verdict rules for firmware that does not speak the result protocol.
+    verdict: Option<ConsoleRules>,
 }
 
 /// Where the firmware comes from.
@@ -287,6 +320,8 @@ pub struct Scenario {
     pub measures: IndexMap<String, Measure>,
     /// `firmware.vectors`, loaded: the host's copy of the KAT vectors.
     pub vectors: Option<crate::config::vectors::Vectors>,
+    /// `verdict:` rules; without them a run passes only through the result protocol.
+    pub verdict: Option<ConsoleRules>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -352,6 +387,9 @@ impl Scenario {
             }
         };
 
+        if let Some(rules) = &raw.verdict {
+            rules.check().map_err(invalid)?;
+        }
         if raw.boards.is_empty() {
             return Err(invalid(format!(
                 "boards: the list is empty; name one or more of: {}",
@@ -458,6 +496,7 @@ impl Scenario {
             stack_probe: raw.stack_probe,
             measures,
             vectors,
+            verdict: raw.verdict,
         })
     }
 
@@ -509,6 +548,7 @@ impl Scenario {
             stack_probe: false,
             measures: IndexMap::new(),
             vectors: None,
+            verdict: None,
         }
     }
 }

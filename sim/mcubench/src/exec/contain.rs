@@ -50,7 +50,7 @@ use serde::Serialize;
 use super::scratch::ScratchDir;
 use super::{Execution, Launch};
 use crate::config::board::Board;
-use crate::exec::qemu::{self, ProcessEnd, QemuError};
+use crate::exec::qemu::{self, ChannelFds, ProcessEnd, QemuError};
 
 /// QEMU's own seccomp filter on top of ours: no privilege changes, no obsolete system calls, no
 /// scheduler/resource changes.
@@ -87,8 +87,8 @@ impl fmt::Display for SemihostingEvent {
 
 /// The QEMU command line for a contained run: [`qemu::command_line`] with the CPU held at
 /// reset (`-S`), a QMP monitor on the inherited socket `qmp_fd`, and QEMU's seccomp sandbox.
-pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, console_fd: i32, qmp_fd: i32) -> Vec<String> {
-    let mut args = qemu::command_line(board, elf, plugin, Some(console_fd));
+pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, channels: ChannelFds, qmp_fd: i32) -> Vec<String> {
+    let mut args = qemu::command_line(board, elf, plugin, Some(channels));
     args.extend([
         "-S".to_string(),
         "-chardev".into(),
@@ -117,11 +117,11 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     let scratch = ScratchDir::new().map_err(QemuError::Spawn)?;
     let (qmp_ours, qmp_theirs) = UnixStream::pair().map_err(QemuError::Spawn)?;
     let (listener_ours, listener_theirs) = UnixStream::pair().map_err(QemuError::Spawn)?;
-    let (console_ours, console_theirs) = qemu::console_channel().map_err(QemuError::Spawn)?;
+    let channels = qemu::Channels::new().map_err(QemuError::Spawn)?;
     let qmp_fd = qmp_theirs.as_raw_fd();
     let listener_fd = listener_theirs.as_raw_fd();
-    let console_fd = console_theirs.as_raw_fd();
-    let args = command_line(launch.board, &elf, launch.plugin, console_fd, qmp_fd);
+    let channel_fds = channels.fds();
+    let args = command_line(launch.board, &elf, launch.plugin, channel_fds, qmp_fd);
     let filter = seccomp::filter();
 
     let mut cmd = Command::new(launch.qemu);
@@ -132,13 +132,12 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     // SAFETY: only async-signal-safe system calls between fork and exec; `filter` is built above.
     unsafe {
         cmd.pre_exec(move || {
-            // The QMP and console ends are close-on-exec (so no other child inherits them); QEMU
-            // keeps its ends.
-            for fd in [qmp_fd, console_fd] {
-                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+            // The QMP and output-channel ends are close-on-exec (so no other child inherits
+            // them); QEMU keeps its ends.
+            if libc::fcntl(qmp_fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
+            channel_fds.inherit()?;
             let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
             let space = libc::rlimit { rlim_cur: ADDRESS_SPACE_LIMIT, rlim_max: ADDRESS_SPACE_LIMIT };
             if libc::setrlimit(libc::RLIMIT_CORE, &no_core) != 0 || libc::setrlimit(libc::RLIMIT_AS, &space) != 0 {
@@ -165,8 +164,7 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
         std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
-    let console = qemu::Console { ours: console_ours, theirs: console_theirs };
-    let run = qemu::execute(cmd, launch.timeout, Duration::from_millis(20), console);
+    let run = qemu::execute(cmd, launch.timeout, Duration::from_millis(20), channels);
     // Only QEMU's copies may stay open, so that the threads see it go (or never start).
     drop(qmp_theirs);
     drop(listener_theirs);
@@ -222,8 +220,9 @@ mod tests {
     #[test]
     fn the_command_line_is_the_native_one_plus_containment() {
         let board = Board::find("mps2-an386").unwrap();
-        let native = qemu::command_line(board, Path::new("/fw.elf"), None, Some(5));
-        let contained = command_line(board, Path::new("/fw.elf"), None, 5, 7);
+        let fds = ChannelFds { console: 5, uarts: [10, 11, 12, 13, 14, 15] };
+        let native = qemu::command_line(board, Path::new("/fw.elf"), None, Some(fds));
+        let contained = command_line(board, Path::new("/fw.elf"), None, fds, 7);
         assert_eq!(contained[..native.len()], native[..]);
         assert_eq!(
             contained[native.len()..].join(" "),

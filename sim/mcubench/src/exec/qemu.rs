@@ -46,6 +46,8 @@ pub struct QemuRun {
     pub stderr: String,
     /// The firmware's SYS_WRITEC/SYS_WRITE0 output (QEMU's semihosting console chardev).
     pub console: String,
+    /// What the firmware wrote on each UART (serial port 0, 1, ...); empty when not captured.
+    pub uarts: Vec<String>,
     pub command: String,
 }
 
@@ -68,31 +70,85 @@ pub enum QemuError {
 /// refusing to load, a bad command line) can then never be written by the firmware.
 pub const CONSOLE_CHARDEV: &str = "mcubench-console";
 
-/// QEMU's arguments for one run of `elf` on `board`: with an optional `-plugin` value (see
-/// [`crate::exec::plugin`]) and, when given, the inherited socket `console_fd` as the
-/// semihosting console (without it, SYS_WRITEC/SYS_WRITE0 go to QEMU's stderr).
-pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, console_fd: Option<i32>) -> Vec<String> {
-    let semihosting = match console_fd {
-        Some(_) => format!("enable=on,target=native,chardev={CONSOLE_CHARDEV}"),
-        None => "enable=on,target=native".to_string(),
-    };
-    let console = console_fd.into_iter().flat_map(|fd| ["-chardev".to_string(), format!("socket,id={CONSOLE_CHARDEV},fd={fd}")]);
-    let plugin = plugin.into_iter().flat_map(|p| ["-plugin".to_string(), p.to_string()]);
-    ["-machine", board.qemu_machine, "-cpu", board.qemu_cpu, "-nographic"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(console)
-        .chain(["-semihosting-config".to_string(), semihosting])
-        .chain(["-icount", "shift=0", "-no-reboot", "-nic", "none", "-kernel"].iter().map(|s| s.to_string()))
-        .chain([elf.display().to_string()])
-        .chain(plugin)
-        .collect()
+/// Serial ports given a socket of their own: QEMU connects the board's UARTs to its serial
+/// ports in order (the MPS2 boards have 5 CMSDK UARTs, the STM32F405 6 USARTs, the micro:bit
+/// 1); ports a board does not have stay unused.
+pub const UARTS: usize = 6;
+
+/// The inherited descriptors of the firmware's output channels in QEMU: the semihosting console
+/// and one per UART.
+#[derive(Debug, Clone, Copy)]
+pub struct ChannelFds {
+    pub console: i32,
+    pub uarts: [i32; UARTS],
 }
 
-/// A socket pair for the semihosting console: the runner reads the first, QEMU inherits the
-/// second (see [`command_line`]).
-pub(crate) fn console_channel() -> std::io::Result<(UnixStream, UnixStream)> {
-    UnixStream::pair()
+/// QEMU's arguments for one run of `elf` on `board`: with an optional `-plugin` value (see
+/// [`crate::exec::plugin`]) and, when given, inherited sockets for the semihosting console and
+/// the UARTs (without them, SYS_WRITEC/SYS_WRITE0 go to QEMU's stderr and UART0 to its stdout).
+pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, channels: Option<ChannelFds>) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["-machine", board.qemu_machine, "-cpu", board.qemu_cpu, "-nographic"].iter().map(|s| s.to_string()).collect();
+    let semihosting = match channels {
+        Some(fds) => {
+            args.extend(["-chardev".into(), format!("socket,id={CONSOLE_CHARDEV},fd={}", fds.console)]);
+            for (i, fd) in fds.uarts.iter().enumerate() {
+                args.extend([
+                    "-chardev".into(),
+                    format!("socket,id=mcubench-uart{i},fd={fd}"),
+                    "-serial".into(),
+                    format!("chardev:mcubench-uart{i}"),
+                ]);
+            }
+            // The UARTs have their own sockets: no human monitor on stdout either.
+            args.extend(["-monitor".into(), "none".into()]);
+            format!("enable=on,target=native,chardev={CONSOLE_CHARDEV}")
+        }
+        None => "enable=on,target=native".to_string(),
+    };
+    args.extend(["-semihosting-config".into(), semihosting]);
+    args.extend(["-icount", "shift=0", "-no-reboot", "-nic", "none", "-kernel"].iter().map(|s| s.to_string()));
+    args.push(elf.display().to_string());
+    if let Some(p) = plugin {
+        args.extend(["-plugin".into(), p.to_string()]);
+    }
+    args
+}
+
+/// The sockets of one run's output channels: the runner reads its ends; QEMU inherits the others,
+/// which the runner closes once QEMU has them so that each channel ends when QEMU does.
+pub(crate) struct Channels {
+    console: (UnixStream, UnixStream),
+    uarts: Vec<(UnixStream, UnixStream)>,
+}
+
+impl Channels {
+    pub(crate) fn new() -> std::io::Result<Channels> {
+        let console = UnixStream::pair()?;
+        let uarts = (0..UARTS).map(|_| UnixStream::pair()).collect::<std::io::Result<Vec<_>>>()?;
+        Ok(Channels { console, uarts })
+    }
+
+    pub(crate) fn fds(&self) -> ChannelFds {
+        let mut uarts = [0; UARTS];
+        for (fd, (_, theirs)) in uarts.iter_mut().zip(&self.uarts) {
+            *fd = theirs.as_raw_fd();
+        }
+        ChannelFds { console: self.console.1.as_raw_fd(), uarts }
+    }
+}
+
+impl ChannelFds {
+    /// Clears close-on-exec on QEMU's ends (between fork and exec: async-signal-safe only).
+    pub(crate) fn inherit(&self) -> std::io::Result<()> {
+        for fd in std::iter::once(self.console).chain(self.uarts) {
+            // SAFETY: fcntl on a descriptor we own; no allocation.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Reads a stream to the end, keeping at most [`OUTPUT_LIMIT`] bytes and raising `overflow` past it.
@@ -159,27 +215,15 @@ fn kill_group(pid: u32) {
 /// Runs `launch` without containment (trusted firmware only): semihosting reaches the host.
 pub(crate) fn run_uncontained(launch: &super::Launch<'_>) -> Result<QemuRun, QemuError> {
     use std::os::unix::process::CommandExt;
-    let (console, console_theirs) = console_channel().map_err(QemuError::Spawn)?;
-    let console_fd = console_theirs.as_raw_fd();
+    let channels = Channels::new().map_err(QemuError::Spawn)?;
+    let fds = channels.fds();
     let mut cmd = Command::new(launch.qemu);
-    cmd.args(command_line(launch.board, launch.elf, launch.plugin, Some(console_fd)));
-    // SAFETY: one async-signal-safe call between fork and exec.
+    cmd.args(command_line(launch.board, launch.elf, launch.plugin, Some(fds)));
+    // SAFETY: only fcntl between fork and exec.
     unsafe {
-        cmd.pre_exec(move || {
-            if libc::fcntl(console_fd, libc::F_SETFD, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || fds.inherit());
     }
-    execute(cmd, launch.timeout, Duration::from_millis(50), Console { ours: console, theirs: console_theirs })
-}
-
-/// The semihosting console socket of one run: the runner's end, and QEMU's end, which the runner
-/// closes once QEMU has it so that the console ends when QEMU does.
-pub(crate) struct Console {
-    pub(crate) ours: UnixStream,
-    pub(crate) theirs: UnixStream,
+    execute(cmd, launch.timeout, Duration::from_millis(50), channels)
 }
 
 /// The one way QEMU is run, contained or not: `cmd` (QEMU with its arguments and any set-up)
@@ -190,7 +234,7 @@ pub(crate) fn execute(
     mut cmd: Command,
     timeout: Duration,
     poll: Duration,
-    console: Console,
+    channels: Channels,
 ) -> Result<QemuRun, QemuError> {
     use std::os::unix::process::CommandExt;
 
@@ -203,18 +247,27 @@ pub(crate) fn execute(
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().map_err(
             |e| if e.kind() == std::io::ErrorKind::NotFound { QemuError::NotFound } else { QemuError::Spawn(e) },
         )?;
-    drop(console.theirs);
+    let Channels { console: (console, console_theirs), uarts } = channels;
+    drop(console_theirs);
     let overflow = Arc::new(AtomicBool::new(false));
     let out = collect(child.stdout.take().expect("piped"), overflow.clone());
     let err = collect(child.stderr.take().expect("piped"), overflow.clone());
-    let con = collect(console.ours, overflow.clone());
+    let con = collect(console, overflow.clone());
+    let uarts: Vec<_> = uarts
+        .into_iter()
+        .map(|(ours, theirs)| {
+            drop(theirs);
+            collect(ours, overflow.clone())
+        })
+        .collect();
     let end = supervise(&mut child, timeout, &overflow, poll)?;
     kill_group(child.id());
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     let stdout = text(out.join().unwrap_or_default());
     let stderr = without_nic_warning(text(err.join().unwrap_or_default()));
     let console = text(con.join().unwrap_or_default());
-    Ok(QemuRun { end, stdout, stderr, console, command })
+    let uarts = uarts.into_iter().map(|u| text(u.join().unwrap_or_default())).collect();
+    Ok(QemuRun { end, stdout, stderr, console, uarts, command })
 }
 
 /// `stderr` without the warning QEMU prints at start-up for boards whose on-board Ethernet

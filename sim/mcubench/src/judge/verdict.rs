@@ -5,7 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::rules::ConsoleRules;
 use crate::exec::Execution;
+use crate::judge::console;
+use crate::report::ConsoleStream;
 use crate::exec::qemu::{ProcessEnd, QemuRun};
 use crate::judge::protocol::{KatResult, ProtocolError, Transcript};
 
@@ -52,6 +55,7 @@ impl Verdict {
 pub fn judge(
     execution: &Execution,
     transcript: Result<&Transcript, &ProtocolError>,
+    rules: Option<Rules<'_>>,
     timeout_secs: f64,
     symbolize: &dyn Fn(u32) -> String,
 ) -> Verdict {
@@ -61,7 +65,7 @@ pub fn judge(
             format!("QEMU never started the guest ({e}); QEMU: {}", execution.run.command),
         );
     }
-    let base = judge_run(&execution.run, transcript, timeout_secs, symbolize);
+    let base = judge_run(&execution.run, transcript, rules, timeout_secs, symbolize);
     if execution.events.is_empty() {
         return base;
     }
@@ -91,6 +95,7 @@ pub fn judge(
 pub fn judge_run(
     run: &QemuRun,
     transcript: Result<&Transcript, &ProtocolError>,
+    rules: Option<Rules<'_>>,
     timeout_secs: f64,
     symbolize: &dyn Fn(u32) -> String,
 ) -> Verdict {
@@ -174,7 +179,8 @@ pub fn judge_run(
         }
         ProcessEnd::TimedOut | ProcessEnd::OutputLimit => unreachable!("handled above"),
     };
-    if code != 0 && t.records.is_empty() && !run.stderr.trim().is_empty() {
+    let silent = rules.is_none_or(|r| r.console.is_empty());
+    if code != 0 && t.records.is_empty() && silent && !run.stderr.trim().is_empty() {
         return Verdict::new(
             Outcome::SetupError,
             format!("QEMU exited {code} before the firmware said anything: {}", stderr_tail()),
@@ -187,6 +193,9 @@ pub fn judge_run(
         .collect();
     if !failed.is_empty() {
         return Verdict::new(Outcome::Fail, format!("{} KAT(s) failed: {}", failed.len(), failed.join("; ")));
+    }
+    if let Some(rules) = rules {
+        return judge_console(rules, code);
     }
     let Some(end) = t.end() else {
         let what = if began { t.last_record_summary() } else { "no `begin` record".into() };
@@ -209,6 +218,57 @@ pub fn judge_run(
     }
     if code != 0 {
         return Verdict::new(Outcome::Fail, format!("the firmware reported success but QEMU exited {code}"));
+    }
+    Verdict::new(Outcome::Pass, "")
+}
+
+/// The scenario's verdict rules with the console they read.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules<'a> {
+    pub rules: &'a ConsoleRules,
+    pub console: &'a [ConsoleStream],
+}
+
+/// The verdict of a run that ended by itself with exit `code`, from the scenario's `verdict:`
+/// rules: a line that matches a `reject` pattern, an exit code other than `exit`, an `expect`
+/// pattern that never matched (after the previous one's line, when `ordered`) each fail the run.
+fn judge_console(r: Rules<'_>, code: i32) -> Verdict {
+    let lines = console::lines(r.console);
+    let tail = || console::tail(r.console, 3);
+    for (place, line) in &lines {
+        if let Some(p) = r.rules.reject.iter().find(|p| p.0.is_match(line)) {
+            return Verdict::new(
+                Outcome::Fail,
+                format!("{place}: `{line}` matches the `reject` pattern `{}`", p.as_str()),
+            );
+        }
+    }
+    if code != r.rules.exit {
+        return Verdict::new(
+            Outcome::Fail,
+            format!("the firmware exited with code {code}, not {} (`verdict.exit`); {}", r.rules.exit, tail()),
+        );
+    }
+    let mut from = 0;
+    let mut previous: Option<&str> = None;
+    for p in &r.rules.expect {
+        let start = if r.rules.ordered { from } else { 0 };
+        match lines[start..].iter().position(|(_, line)| p.0.is_match(line)) {
+            Some(i) => {
+                from = start + i + 1;
+                previous = Some(p.as_str());
+            }
+            None => {
+                let after = match (r.rules.ordered, previous) {
+                    (true, Some(prev)) => format!(" after the line that matched `{prev}`"),
+                    _ => String::new(),
+                };
+                return Verdict::new(
+                    Outcome::Fail,
+                    format!("no console line matched the `expect` pattern `{}`{after}; {}", p.as_str(), tail()),
+                );
+            }
+        }
     }
     Verdict::new(Outcome::Pass, "")
 }
@@ -252,13 +312,13 @@ mod tests {
     use super::*;
 
     fn run(end: ProcessEnd, stdout: &str, stderr: &str) -> QemuRun {
-        QemuRun { end, stdout: stdout.into(), stderr: stderr.into(), console: String::new(), command: String::new() }
+        QemuRun { end, stdout: stdout.into(), stderr: stderr.into(), console: String::new(), uarts: Vec::new(), command: String::new() }
     }
 
     fn verdict(end: ProcessEnd, stdout: &str, stderr: &str) -> Verdict {
         let r = run(end, stdout, stderr);
         let t = Transcript::parse(&r.stdout);
-        judge_run(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"))
+        judge_run(&r, t.as_ref(), None, 5.0, &|pc| format!("f@{pc:x}"))
     }
 
     const KAT: &str = "@mcubench/1 kat id=a alg=SHA3-256 op=hash result=pass ticks=1 stack=8 out=00\n";
@@ -347,7 +407,7 @@ mod tests {
         .unwrap();
         let r = run(end, stdout, "");
         let t = Transcript::parse(&r.stdout);
-        let v = judge_run(&r, t.as_ref(), 5.0, &|pc| format!("f@{pc:x}"));
+        let v = judge_run(&r, t.as_ref(), None, 5.0, &|pc| format!("f@{pc:x}"));
         check_vectors(v, t.as_ref(), &vectors)
     }
 

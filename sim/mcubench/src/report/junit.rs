@@ -106,6 +106,12 @@ pub fn to_junit(report: &RunReport) -> String {
                 }
             }
         }
+        if !cell.console.is_empty() {
+            // The firmware's console, each stream under its name, as CI systems show test output.
+            let text: String =
+                cell.console.iter().map(|s| format!("[{}]\n{}", s.source, s.text)).collect::<Vec<_>>().join("\n");
+            let _ = writeln!(suites, "    <system-out>{}</system-out>", escape(&text));
+        }
         let _ = writeln!(suites, "  </testsuite>");
     }
     format!(

@@ -4,6 +4,8 @@
 //! no absolute paths.
 
 
+use std::collections::BTreeMap;
+
 use mcubench_elf::MemoryReport;
 use mcubench_wire::Core;
 use serde::{Deserialize, Serialize};
@@ -131,6 +133,20 @@ pub struct CellReport {
     pub stack_static: Option<StaticStack>,
     pub memory: Option<MemoryReport>,
     pub budgets: Vec<BudgetCheck>,
+    /// Whole-run instructions, exact (the TCG plugin counts every executed instruction); absent
+    /// without the plugin or when the run did not end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_total: Option<u64>,
+    /// Whole-run estimated cycles with `cycle_model`; absent without a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_total: Option<u64>,
+    /// The firmware's console: semihosting output that is not a protocol record, the semihosting
+    /// console (SYS_WRITEC/SYS_WRITE0) and each UART, as separate non-empty streams.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub console: Vec<ConsoleStream>,
+    /// Metrics the scenario's `verdict.record` patterns captured from the console.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, MetricValue>,
     /// Function regions (`regions:` in the scenario), in the scenario's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<RegionReport>,
@@ -138,6 +154,56 @@ pub struct CellReport {
     /// the report: the CLI refuses entries that no cell has; see `mcubench_stack::annotations`).
     #[serde(skip)]
     pub annotations_ignored: Vec<mcubench_stack::annotations::Ignored>,
+}
+
+/// One channel of the firmware's console.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsoleStream {
+    /// `semihosting`, `semihosting-console` (SYS_WRITEC/SYS_WRITE0) or `uart0`, `uart1`, ...
+    pub source: String,
+    /// Sanitised text (no control characters but tab and newline), at most 64 KiB: its end.
+    pub text: String,
+    /// Bytes cut from the start of the stream to keep it within the limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A number the firmware printed and a `verdict.record` pattern captured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MetricValue {
+    Int(i64),
+    Float(f64),
+}
+
+impl MetricValue {
+    /// An integer (`2420`, `-3`) or a finite decimal (`1.5`, `2e3`).
+    pub fn parse(text: &str) -> Option<MetricValue> {
+        if let Ok(i) = text.parse::<i64>() {
+            return Some(MetricValue::Int(i));
+        }
+        text.parse::<f64>().ok().filter(|f| f.is_finite()).map(MetricValue::Float)
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            MetricValue::Int(i) => i as f64,
+            MetricValue::Float(f) => f,
+        }
+    }
+}
+
+impl std::fmt::Display for MetricValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetricValue::Int(i) => write!(f, "{i}"),
+            MetricValue::Float(x) => write!(f, "{x}"),
+        }
+    }
 }
 
 /// The static stack bound of a cell's ELF: the reset path, and the main stack with every exception
@@ -177,6 +243,10 @@ impl CellReport {
             memory: None,
             budgets: Vec::new(),
             regions: Vec::new(),
+            instructions_total: None,
+            cycles_total: None,
+            console: Vec::new(),
+            metrics: BTreeMap::new(),
             annotations_ignored: Vec::new(),
         }
     }

@@ -16,7 +16,10 @@ impl RunReport {
     /// [`RunReport::to_table`] with verdicts and budget problems in colour (for a terminal).
     pub fn to_table_colored(&self, color: bool) -> String {
         let mut rows = vec![
-            ["board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "static B", "budget"]
+            [
+                "board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "static B", "insns",
+                "est. cycles", "budget",
+            ]
                 .map(String::from)
                 .to_vec(),
         ];
@@ -60,6 +63,8 @@ impl RunReport {
                     None => "-".to_string(),
                     Some(s) => s.reset.map_or("unbounded".to_string(), |b| b.to_string()),
                 },
+                opt(c.instructions_total),
+                opt(c.cycles_total),
                 budget,
             ];
             if probed {
@@ -136,6 +141,50 @@ impl RunReport {
             out.push_str(&self.heap_table(&ids));
         }
         out.push_str(&self.regions_table());
+        out.push_str(&self.metrics_table());
+        out
+    }
+
+    /// Metrics the `verdict.record` patterns captured, one row per name, one column per cell.
+    fn metrics_table(&self) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            for n in c.metrics.keys() {
+                if !names.contains(&n.as_str()) {
+                    names.push(n);
+                }
+            }
+        }
+        if names.is_empty() {
+            return String::new();
+        }
+        let mut rows = vec![std::iter::once("metric".to_string()).chain(self.cells.iter().map(|c| format!("{}/{}", c.board, c.profile))).collect::<Vec<_>>()];
+        for n in names {
+            rows.push(
+                std::iter::once(n.to_string())
+                    .chain(self.cells.iter().map(|c| c.metrics.get(n).map_or("-".to_string(), |v| v.to_string())))
+                    .collect(),
+            );
+        }
+        format!("\nrecorded metrics (captured from the console by `verdict.record`)\n{}", render(&rows, 1))
+    }
+
+    /// The console of every cell that did not pass (every cell with `all`), each stream under
+    /// its name; a failing cell shows the last lines of each stream.
+    pub fn console_text(&self, all: bool) -> String {
+        const FAILURE_LINES: usize = 20;
+        let mut out = String::new();
+        for c in self.cells.iter().filter(|c| all || c.verdict.outcome != Outcome::Pass) {
+            for stream in &c.console {
+                let lines: Vec<&str> = stream.text.lines().collect();
+                let skip = if all { 0 } else { lines.len().saturating_sub(FAILURE_LINES) };
+                let cut = if skip > 0 || stream.dropped_bytes > 0 { " (its end)" } else { "" };
+                let _ = writeln!(out, "\n{} / {}: console {}{cut}:", c.board, c.profile, stream.source);
+                for line in &lines[skip..] {
+                    let _ = writeln!(out, "  {line}");
+                }
+            }
+        }
         out
     }
 
