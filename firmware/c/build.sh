@@ -85,3 +85,16 @@ echo "built $OUT/kernels-*.elf"
 "$CC" "${CFLAGS[@]}" -DMCUBENCH_HEAP "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/heap-test/main.c" -o "$OUT/heap-test.elf"
 echo "built $OUT/heap-test.elf"
+
+# newlib-*: plain newlib firmware that has never heard of mcubench (firmware/c/newlib: printf,
+# malloc, exit; no mcubench.h), judged by its own console lines and exit code. The same program
+# four ways (firmware/c/newlib/Makefile): printf on semihosting (rdimon) passing and failing
+# (-DSELFTEST_FAIL), and printf on the board's UART (uart.c retargets newlib's _write; exit is
+# semihosting SYS_EXIT) on mps2-an386 (CMSDK APB UART0) and on netduinoplus2 (STM32 USART1, linked
+# at the part's 0x08000000 flash).
+if ! command -v make >/dev/null 2>&1; then
+    echo "error: make not found; install it (Debian: apt-get install make)" >&2
+    exit 1
+fi
+make -s -C "$HERE/newlib" CC="$CC" BUILD="$(cd "$OUT" && pwd)" all
+echo "built $OUT/newlib-*.elf"

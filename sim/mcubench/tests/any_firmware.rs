@@ -1,0 +1,411 @@
+//! Any firmware, unmodified (issue #11): C firmware that has never heard of mcubench — plain
+//! newlib programs (firmware/c/newlib), a make-built matrix (firmware/c/matrix) and real
+//! third-party C (Mbed TLS's own self-test program, from Debian's `mbedtls` source package, built
+//! by firmware/c/third-party/build-mbedtls.sh outside the checkout) — judged by the scenario's
+//! verdict rules from its own console and exit code.
+//!
+//! WHAT DEPENDS ON FEATURES NOT YET LANDED (issue #11, being implemented on main):
+//! - every test marked `#[ignore = "needs issue #11 ..."]` runs the firmware through the CLI and
+//!   asserts what only the new features give: the scenario keys `verdict:` (`exit`, `expect`,
+//!   `ordered`, `reject`, `record`), `firmware: { command: ..., elf: <template> }` and `matrix:`,
+//!   the `console` field of a JSON cell (semihosting and UART), console shown in the table on
+//!   failure, and `record` captures as metrics. Today those scenarios are refused as unknown
+//!   fields (exit 2) and an `--elf` run of these ELFs is `no-verdict`. When the features land:
+//!   remove the `#[ignore]`s, and adjust `console_text`/`metric` below to the final JSON shape
+//!   (they accept a string or an object/array of streams for `console`, and `metrics.<name>` as
+//!   a number or `{ value: n }`).
+//! - the tests WITHOUT `#[ignore]` pass today: they check the firmware corpus itself by running
+//!   each ELF directly under `qemu-system-arm` (what it prints, where, and its exit code), so the
+//!   evidence does not hinge on the CLI.
+//!
+//! Assumptions about the planned schema, stated once: a scenario's relative paths (including
+//! inside `command`) are relative to the scenario file's directory, and `command` runs with that
+//! directory as its working directory.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+fn text(out: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// The cargo target directory (CARGO_TARGET_TMPDIR is `<target>/tmp`): where ci/setup.sh and
+/// build-mbedtls.sh keep the third-party source, outside the checkout.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target dir").to_path_buf()
+}
+
+fn third_party_src() -> PathBuf {
+    target_dir().join("third-party/src")
+}
+
+/// Mbed TLS's self-test ELF, fetched (first time only) and built once per test binary.
+fn mbedtls_selftest() -> PathBuf {
+    static ELF: OnceLock<PathBuf> = OnceLock::new();
+    ELF.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mbedtls-{}", std::process::id()));
+        let status = Command::new("bash")
+            .arg(common::repo().join("firmware/c/third-party/build-mbedtls.sh"))
+            .arg(&out)
+            .env("MCUBENCH_THIRD_PARTY_SRC", third_party_src())
+            .status()
+            .expect("bash runs");
+        assert!(status.success(), "build-mbedtls.sh failed; run `bash ci/setup.sh` (deb-src entry, dpkg-dev)");
+        out.join("mbedtls-selftest.elf")
+    })
+    .clone()
+}
+
+/// Runs `elf` on `board` under qemu-system-arm as mcubench does (semihosting on, -icount,
+/// -no-reboot, no NIC), with `serial` as every UART's backend args. Returns (exit code, stdout).
+fn qemu(board: &str, elf: &Path, serial: &[&str]) -> (Option<i32>, String) {
+    let b = mcubench::Board::find(board).expect("board");
+    let out = Command::new("timeout")
+        .args(["30", "qemu-system-arm", "-machine", b.qemu_machine, "-cpu", b.qemu_cpu, "-display", "none"])
+        .args(["-monitor", "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0"])
+        .args(["-no-reboot", "-nic", "none"])
+        .args(serial)
+        .arg("-kernel")
+        .arg(elf)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("qemu-system-arm runs (bash ci/setup.sh)");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `mcubench run <scenario> --format json`: (process exit code, parsed report, raw output).
+fn run_json(scenario: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--format", "json"])
+        .args(extra)
+        .arg(scenario)
+        .env("MCUBENCH_THIRD_PARTY_SRC", third_party_src())
+        .output()
+        .unwrap();
+    let raw = text(&out);
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {raw}"));
+    (out.status.code(), json, raw)
+}
+
+/// A scenario file in a temporary directory (kept alive by the returned guard).
+fn scenario_file(yaml: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    (dir, path)
+}
+
+/// Every string inside the cell's `console` (a string, or streams in an object or array).
+fn console_text(cell: &Value) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            Value::Object(o) => o.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let console = &cell["console"];
+    assert!(!console.is_null(), "no `console` in the cell: {cell}");
+    let mut s = String::new();
+    walk(console, &mut s);
+    s
+}
+
+/// A `record` capture from the cell's metrics.
+fn metric(cell: &Value, name: &str) -> f64 {
+    let m = &cell["metrics"][name];
+    m.as_f64().or_else(|| m["value"].as_f64()).unwrap_or_else(|| panic!("no metric `{name}` in the cell: {cell}"))
+}
+
+fn one_cell(json: &Value) -> &Value {
+    let cells = json["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 1, "{json}");
+    &cells[0]
+}
+
+/// The verdict rules of the newlib self-test (scenarios/newlib.yaml) for an ELF given by path.
+fn newlib_scenario(elf: &Path, board: &str, console: &str) -> String {
+    format!(
+        r#"name: newlib
+firmware: {{ elf: '{}' }}
+boards: [{board}]
+verdict:
+  exit: 0
+  expect: ['^newlib self-test \(console: {console}', '^sig bytes: [0-9]+', '^self-test passed']
+  ordered: true
+  reject: ['FAILED']
+  record: ['^sig bytes: (?P<sig_bytes>[0-9]+)', '^cycles: (?P<cycles>[0-9]+)']
+timeout: 10 s
+"#,
+        elf.display()
+    )
+}
+
+// ---- the firmware corpus itself (passes today) -----------------------------------------------
+
+#[test]
+fn newlib_selftest_prints_its_lines_on_semihosting_and_exits_0() {
+    let (code, out) = qemu("mps2-an386", &common::c_firmware("newlib-selftest"), &["-serial", "null"]);
+    assert_eq!(code, Some(0), "{out}");
+    for line in [
+        "newlib self-test (console: semihosting)",
+        "ok: crc32(\"123456789\") = 0xcbf43926",
+        "ok: crc32(sig) = 0x78d93883",
+        "sig bytes: 2420",
+        "self-test passed",
+    ] {
+        assert!(out.lines().any(|l| l == line), "missing {line:?} in:\n{out}");
+    }
+    assert!(out.lines().any(|l| l.strip_prefix("cycles: ").is_some_and(|n| n.parse::<u32>().is_ok())), "{out}");
+}
+
+#[test]
+fn newlib_selftest_fail_prints_failed_and_exits_1() {
+    let (code, out) = qemu("mps2-an386", &common::c_firmware("newlib-selftest-fail"), &["-serial", "null"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAILED: crc32(\"123456789\") = 0xcbf43926, expected 0xcbf43927\n"), "{out}");
+    assert!(out.contains("FAILED: 1 check(s) failed\n"), "{out}");
+    assert!(!out.contains("self-test passed"), "{out}");
+}
+
+/// The UART firmware writes to UART0/USART1, which QEMU connects to its first serial port
+/// (serial0): with serial0 in a file and nothing on semihosting, the lines are in the file only.
+#[rstest::rstest]
+#[case("mps2-an386", "newlib-uart-mps2", "UART0 (CMSDK APB UART at 0x40004000)")]
+#[case("netduinoplus2", "newlib-uart-netduinoplus2", "USART1 (STM32 USART at 0x40011000)")]
+fn uart_firmware_prints_on_serial0_and_exits_0(#[case] board: &str, #[case] fw: &str, #[case] uart: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let serial0 = dir.path().join("serial0.txt");
+    let serial1 = dir.path().join("serial1.txt");
+    let (code, stdout) = qemu(
+        board,
+        &common::c_firmware(fw),
+        &["-serial", &format!("file:{}", serial0.display()), "-serial", &format!("file:{}", serial1.display())],
+    );
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(stdout, "", "nothing on semihosting");
+    let uart_text = std::fs::read_to_string(&serial0).unwrap();
+    assert!(uart_text.starts_with(&format!("newlib self-test (console: {uart})\r\n")), "{uart_text:?}");
+    assert!(uart_text.contains("sig bytes: 2420\r\n"), "{uart_text:?}");
+    assert!(uart_text.ends_with("self-test passed\r\n"), "{uart_text:?}");
+    assert_eq!(std::fs::read_to_string(&serial1).unwrap(), "", "serial1 stays silent");
+}
+
+#[test]
+fn matrix_makefile_builds_four_variants_that_pass() {
+    let build = tempfile::tempdir().unwrap();
+    for (alg, result) in [("crc32", "0x399208a7"), ("adler32", "0xbc8bf86a")] {
+        for opt in ["O2", "Os"] {
+            let out = Command::new("make")
+                .arg("-C")
+                .arg(common::repo().join("firmware/c/matrix"))
+                .arg(format!("ALG={alg}"))
+                .arg(format!("OPT={opt}"))
+                .arg(format!("BUILD={}", build.path().display()))
+                .output()
+                .expect("make runs");
+            assert!(out.status.success(), "{}", text(&out));
+            let elf = build.path().join(format!("{alg}-{opt}.elf"));
+            let (code, out) = qemu("mps2-an386", &elf, &["-serial", "null"]);
+            assert_eq!(code, Some(0), "{alg}-{opt}: {out}");
+            assert!(
+                out.starts_with(&format!("matrix: alg={alg} opt={opt}\nbytes: 4096\nresult: {result}\ncycles: ")),
+                "{out}"
+            );
+            assert!(out.ends_with(&format!("PASS: {alg} check value ok\n")), "{out}");
+        }
+    }
+    // An unknown variable value is refused by the Makefile, naming the choices.
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(common::repo().join("firmware/c/matrix"))
+        .args(["ALG=sha1", "OPT=O2"])
+        .arg(format!("BUILD={}", build.path().display()))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown ALG=sha1; use one of: crc32 adler32"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Real third-party C from a registry package: Mbed TLS's self-test, unmodified, passes under
+/// QEMU on mps2-an386 in a few seconds.
+#[test]
+fn mbedtls_selftest_from_the_debian_source_package_passes_under_qemu() {
+    let elf = mbedtls_selftest();
+    let started = Instant::now();
+    let (code, out) = qemu("mps2-an386", &elf, &["-serial", "null"]);
+    let took = started.elapsed();
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("  SHA-256 test #1: passed\n"), "{out}");
+    assert!(out.contains("  [ All tests PASS ]\n"), "{out}");
+    assert!(!out.contains("failed"), "{out}");
+    assert!(took < Duration::from_secs(20), "the self-test took {took:?} under QEMU");
+    // Built from the source package fetched outside the checkout, never from the repository.
+    assert!(
+        std::fs::read_dir(third_party_src()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("mbedtls-2."))
+    );
+    assert!(
+        !common::repo().join("firmware/c/third-party").read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("mbedtls-"))
+    );
+}
+
+// ---- through the CLI: need issue #11's features ----------------------------------------------
+
+#[test]
+#[ignore = "needs issue #11: scenario `verdict:` rules, JSON `console`, `record` metrics"]
+fn a_passing_newlib_firmware_passes_with_its_console_and_metrics() {
+    let (_dir, s) =
+        scenario_file(&newlib_scenario(&common::c_firmware("newlib-selftest"), "mps2-an386", "semihosting"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "pass", "{raw}");
+    let console = console_text(cell);
+    assert!(console.contains("newlib self-test (console: semihosting)"), "{console}");
+    assert!(console.contains("self-test passed"), "{console}");
+    assert_eq!(metric(cell, "sig_bytes"), 2420.0);
+    assert!(metric(cell, "cycles") > 0.0, "{cell}");
+}
+
+#[test]
+#[ignore = "needs issue #11: scenario `verdict:` rules, JSON `console`, console shown on failure"]
+fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
+    let (_dir, s) =
+        scenario_file(&newlib_scenario(&common::c_firmware("newlib-selftest-fail"), "mps2-an386", "semihosting"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(1), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "fail", "{raw}");
+    // The message says why: the firmware's exit status and/or the rejected line.
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    assert!(message.contains('1') || message.contains("FAILED"), "{message}");
+    let console = console_text(cell);
+    assert!(console.contains("FAILED: crc32(\"123456789\") = 0xcbf43926, expected 0xcbf43927"), "{console}");
+    // The table shows the console of a failed run.
+    let out = common::mcubench().args(["run", "--quiet"]).arg(&s).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAILED: 1 check(s) failed"), "{}", text(&out));
+}
+
+/// A non-zero firmware exit is `fail` even when every expected line is there, and a rejected or
+/// out-of-order line fails a firmware that exits 0.
+#[test]
+#[ignore = "needs issue #11: scenario `verdict:` rules (exit, expect, ordered, reject)"]
+fn verdict_rules_judge_real_console_output() {
+    let elf = common::c_firmware("newlib-selftest");
+    let base = newlib_scenario(&elf, "mps2-an386", "semihosting");
+    let rejected = base.replace("reject: ['FAILED']", "reject: ['FAILED', '^ok: crc32\\(sig\\)']");
+    let out_of_order = base.replace(
+        "expect: ['^newlib self-test \\(console: semihosting', '^sig bytes: [0-9]+', '^self-test passed']",
+        "expect: ['^self-test passed', '^sig bytes: [0-9]+']",
+    );
+    assert_ne!(out_of_order, base);
+    let wrong_exit = base.replace("exit: 0", "exit: 3");
+    for (what, yaml) in [("reject", rejected), ("ordered", out_of_order), ("exit", wrong_exit)] {
+        let (_dir, s) = scenario_file(&yaml);
+        let (code, json, raw) = run_json(&s, &[]);
+        assert_eq!(code, Some(1), "{what}: {raw}");
+        assert_eq!(one_cell(&json)["verdict"]["outcome"], "fail", "{what}: {raw}");
+    }
+}
+
+/// UART output is captured (not silenced by `-serial none`), on an MPS2 board and on the
+/// STM32-addressed netduinoplus2 (ELF linked at 0x08000000), from the committed scenarios.
+#[rstest::rstest]
+#[case("newlib-uart-mps2.yaml", "UART0 (CMSDK APB UART at 0x40004000)")]
+#[case("newlib-uart-netduinoplus2.yaml", "USART1 (STM32 USART at 0x40011000)")]
+#[ignore = "needs issue #11: UART console capture, `firmware: { command }`, `verdict:` rules"]
+fn uart_firmware_is_captured(#[case] scenario: &str, #[case] uart: &str) {
+    let (code, json, raw) = run_json(&common::repo().join("scenarios").join(scenario), &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "pass", "{raw}");
+    let console = console_text(cell);
+    assert!(console.contains(&format!("newlib self-test (console: {uart})")), "{console}");
+    assert!(console.contains("sig bytes: 2420"), "{console}");
+    assert!(console.contains("self-test passed"), "{console}");
+    // The capture works on lines that ended in "\r\n" on the serial line.
+    assert!(metric(cell, "cycles") > 0.0, "{cell}");
+}
+
+#[test]
+#[ignore = "needs issue #11: scenario `verdict:` rules and JSON `console` (passes as a scenario file too)"]
+fn the_committed_newlib_scenario_passes() {
+    let (code, json, raw) = run_json(&common::repo().join("scenarios/newlib.yaml"), &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "pass", "{raw}");
+    assert_eq!(metric(cell, "sig_bytes"), 2420.0);
+}
+
+/// One scenario, a make command and an ELF template over `matrix: { alg, opt }`: four cells, each
+/// built by its own make invocation and each passing on its own output.
+#[test]
+#[ignore = "needs issue #11: `firmware: { command, elf }` templates, `matrix:`, `verdict:` rules"]
+fn a_make_built_matrix_runs_four_cells_from_one_scenario() {
+    let (code, json, raw) = run_json(&common::repo().join("scenarios/matrix.yaml"), &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cells = json["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 4, "{raw}");
+    let mut seen = Vec::new();
+    for cell in cells {
+        assert_eq!(cell["verdict"]["outcome"], "pass", "{cell}");
+        let console = console_text(cell);
+        let first = console.lines().find(|l| l.starts_with("matrix: ")).unwrap_or_else(|| panic!("{console}"));
+        seen.push(first.to_string());
+        assert!(console.contains("PASS: "), "{console}");
+        assert_eq!(metric(cell, "bytes"), 4096.0);
+        assert!(metric(cell, "cycles") > 0.0, "{cell}");
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "matrix: alg=adler32 opt=O2",
+            "matrix: alg=adler32 opt=Os",
+            "matrix: alg=crc32 opt=O2",
+            "matrix: alg=crc32 opt=Os"
+        ]
+    );
+}
+
+/// Real third-party C in the test suite: Mbed TLS's unmodified self-test, from Debian's source
+/// package, as a scenario whose verdict is the program's own "[ All tests PASS ]" and exit 0.
+#[test]
+#[ignore = "needs issue #11: `firmware: { command, elf }`, `verdict:` rules, JSON `console`, `record` metrics"]
+fn mbedtls_selftest_passes_as_a_scenario_with_its_own_verdict() {
+    let started = Instant::now();
+    let (code, json, raw) = run_json(&common::repo().join("scenarios/mbedtls.yaml"), &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "pass", "{raw}");
+    let console = console_text(cell);
+    assert!(console.contains("[ All tests PASS ]"), "{console}");
+    assert_eq!(metric(cell, "suites"), 12.0);
+    // Build (cached source, ~15 s compile on 2 cores) plus a run of ~1 s under QEMU.
+    assert!(started.elapsed() < Duration::from_secs(180), "{:?}", started.elapsed());
+}
