@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::config::board::Board;
-use crate::config::scenario::{Firmware, Profile};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::config::scenario::{Firmware, Profile, expand};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -29,6 +32,15 @@ pub enum BuildError {
     Failed { bin: String, board: String, target: String, profile: String, stderr: String },
     #[error("cargo built `{bin}` for {board} but reported no executable; is `{bin}` a [[bin]] of the crate?")]
     NoArtifact { bin: String, board: String },
+    #[error("the build command `{command}` (in {dir}) failed ({status}):\n{output}")]
+    Command { command: String, dir: PathBuf, status: String, output: String },
+    /// A failure already described (the same build command, shared by several cells).
+    #[error("{0}")]
+    Reported(String),
+    #[error("the build command `{command}` ran, but the ELF `{elf}` it should leave does not exist; check `firmware.elf`")]
+    NoElf { command: String, elf: PathBuf },
+    #[error("`{elf}` does not exist (`firmware.elf` for this cell; paths are relative to the scenario file's directory)")]
+    MissingElf { elf: PathBuf },
 }
 
 /// The firmware crate to build: its directory, binary and always-on features.
@@ -44,6 +56,8 @@ pub struct CargoFirmware<'a> {
 pub enum ElfSource<'a> {
     Cargo { firmware: CargoFirmware<'a>, target_root: PathBuf },
     Prebuilt(&'a Path),
+    /// A build command and ELF path over the matrix variables; each distinct command runs once.
+    Template { dir: &'a Path, command: Option<&'a str>, elf: &'a str, ran: Mutex<BTreeMap<String, Result<(), String>>> },
 }
 
 impl<'a> ElfSource<'a> {
@@ -51,6 +65,9 @@ impl<'a> ElfSource<'a> {
     pub fn new(firmware: &'a Firmware) -> Result<ElfSource<'a>, BuildError> {
         Ok(match firmware {
             Firmware::Elf { path } => ElfSource::Prebuilt(path),
+            Firmware::Template { dir, command, elf } => {
+                ElfSource::Template { dir, command: command.as_deref(), elf, ran: Mutex::new(BTreeMap::new()) }
+            }
             Firmware::Cargo { package_dir, bin, features } => ElfSource::Cargo {
                 firmware: CargoFirmware { package_dir, bin, features },
                 target_root: target_directory(package_dir)?,
@@ -63,8 +80,58 @@ impl<'a> ElfSource<'a> {
         match self {
             ElfSource::Prebuilt(path) => Ok(path.to_path_buf()),
             ElfSource::Cargo { firmware, target_root } => build(firmware, target_root, board, profile),
+            ElfSource::Template { dir, command, elf, ran } => {
+                let elf = dir.join(expand(elf, &profile.vars, board.name));
+                if let Some(command) = command {
+                    let command = expand(command, &profile.vars, board.name);
+                    // One build at a time (two `make`s in one tree would race) and each command
+                    // once: the map's lock serialises them.
+                    let mut ran = ran.lock().unwrap_or_else(|p| p.into_inner());
+                    if !ran.contains_key(&command) {
+                        let result = run_command(&command, dir).map_err(|e| e.to_string());
+                        ran.insert(command.clone(), result);
+                    }
+                    if let Some(Err(e)) = ran.get(&command) {
+                        return Err(BuildError::Reported(e.clone()));
+                    }
+                    if !elf.is_file() {
+                        return Err(BuildError::NoElf { command, elf });
+                    }
+                } else if !elf.is_file() {
+                    return Err(BuildError::MissingElf { elf });
+                }
+                Ok(elf)
+            }
         }
     }
+}
+
+/// Runs a scenario's build command with `sh -c` in `dir`, stdin closed; a failure keeps the end
+/// of its output, where compilers put the error.
+fn run_command(command: &str, dir: &Path) -> Result<(), BuildError> {
+    const KEEP: usize = 8 * 1024;
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(BuildError::Cargo)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let mut start = text.len().saturating_sub(KEEP);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    Err(BuildError::Command {
+        command: command.to_string(),
+        dir: dir.to_path_buf(),
+        status: out.status.to_string(),
+        output: text[start..].trim_end().to_string(),
+    })
 }
 
 /// The directory cargo builds this crate's workspace into (respects the user's cargo config).
@@ -186,6 +253,7 @@ mod tests {
             cfg: vec!["aes_backend_soft=\"compact\"".into()],
             budgets: Budgets::default(),
             regressions: Default::default(),
+            vars: Default::default(),
         };
         assert_eq!(
             config_args(board, &profile),

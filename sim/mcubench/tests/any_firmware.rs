@@ -4,23 +4,14 @@
 //! by firmware/c/third-party/build-mbedtls.sh outside the checkout) — judged by the scenario's
 //! verdict rules from its own console and exit code.
 //!
-//! WHAT DEPENDS ON FEATURES NOT YET LANDED (issue #11, being implemented on main):
-//! - every test marked `#[ignore = "needs issue #11 ..."]` runs the firmware through the CLI and
-//!   asserts what only the new features give: the scenario keys `verdict:` (`exit`, `expect`,
-//!   `ordered`, `reject`, `record`), `firmware: { command: ..., elf: <template> }` and `matrix:`,
-//!   the `console` field of a JSON cell (semihosting and UART), console shown in the table on
-//!   failure, and `record` captures as metrics. Today those scenarios are refused as unknown
-//!   fields (exit 2) and an `--elf` run of these ELFs is `no-verdict`. When the features land:
-//!   remove the `#[ignore]`s, and adjust `console_text`/`metric` below to the final JSON shape
-//!   (they accept a string or an object/array of streams for `console`, and `metrics.<name>` as
-//!   a number or `{ value: n }`).
-//! - the tests WITHOUT `#[ignore]` pass today: they check the firmware corpus itself by running
-//!   each ELF directly under `qemu-system-arm` (what it prints, where, and its exit code), so the
-//!   evidence does not hinge on the CLI.
+//! The first tests check the firmware corpus itself, running each ELF directly under
+//! `qemu-system-arm` (what it prints, where, and its exit code), so the evidence does not hinge on
+//! the CLI; the rest run the same firmware through `mcubench` with the scenario's `verdict:`
+//! rules (`exit`, `expect`, `ordered`, `reject`, `record`), `firmware: { command, elf }`
+//! templates with a `matrix:`, and check the JSON `console` streams and recorded `metrics`.
 //!
-//! Assumptions about the planned schema, stated once: a scenario's relative paths (including
-//! inside `command`) are relative to the scenario file's directory, and `command` runs with that
-//! directory as its working directory.
+//! A scenario's relative paths (including inside `command`) are relative to the scenario file's
+//! directory, and `command` runs with that directory as its working directory.
 
 mod common;
 
@@ -103,30 +94,15 @@ fn scenario_file(yaml: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// Every string inside the cell's `console` (a string, or streams in an object or array).
+/// The text of every stream of the cell's `console`, in order.
 fn console_text(cell: &Value) -> String {
-    fn walk(v: &Value, out: &mut String) {
-        match v {
-            Value::String(s) => {
-                out.push_str(s);
-                out.push('\n');
-            }
-            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
-            Value::Object(o) => o.values().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let console = &cell["console"];
-    assert!(!console.is_null(), "no `console` in the cell: {cell}");
-    let mut s = String::new();
-    walk(console, &mut s);
-    s
+    let streams = cell["console"].as_array().unwrap_or_else(|| panic!("no `console` in the cell: {cell}"));
+    streams.iter().map(|s| s["text"].as_str().expect("stream text")).collect()
 }
 
 /// A `record` capture from the cell's metrics.
 fn metric(cell: &Value, name: &str) -> f64 {
-    let m = &cell["metrics"][name];
-    m.as_f64().or_else(|| m["value"].as_f64()).unwrap_or_else(|| panic!("no metric `{name}` in the cell: {cell}"))
+    cell["metrics"][name].as_f64().unwrap_or_else(|| panic!("no metric `{name}` in the cell: {cell}"))
 }
 
 fn one_cell(json: &Value) -> &Value {
@@ -276,7 +252,6 @@ fn mbedtls_selftest_from_the_debian_source_package_passes_under_qemu() {
 // ---- through the CLI: need issue #11's features ----------------------------------------------
 
 #[test]
-#[ignore = "needs issue #11: scenario `verdict:` rules, JSON `console`, `record` metrics"]
 fn a_passing_newlib_firmware_passes_with_its_console_and_metrics() {
     let (_dir, s) =
         scenario_file(&newlib_scenario(&common::c_firmware("newlib-selftest"), "mps2-an386", "semihosting"));
@@ -292,7 +267,6 @@ fn a_passing_newlib_firmware_passes_with_its_console_and_metrics() {
 }
 
 #[test]
-#[ignore = "needs issue #11: scenario `verdict:` rules, JSON `console`, console shown on failure"]
 fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
     let (_dir, s) =
         scenario_file(&newlib_scenario(&common::c_firmware("newlib-selftest-fail"), "mps2-an386", "semihosting"));
@@ -314,7 +288,6 @@ fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
 /// A non-zero firmware exit is `fail` even when every expected line is there, and a rejected or
 /// out-of-order line fails a firmware that exits 0.
 #[test]
-#[ignore = "needs issue #11: scenario `verdict:` rules (exit, expect, ordered, reject)"]
 fn verdict_rules_judge_real_console_output() {
     let elf = common::c_firmware("newlib-selftest");
     let base = newlib_scenario(&elf, "mps2-an386", "semihosting");
@@ -338,7 +311,6 @@ fn verdict_rules_judge_real_console_output() {
 #[rstest::rstest]
 #[case("newlib-uart-mps2.yaml", "UART0 (CMSDK APB UART at 0x40004000)")]
 #[case("newlib-uart-netduinoplus2.yaml", "USART1 (STM32 USART at 0x40011000)")]
-#[ignore = "needs issue #11: UART console capture, `firmware: { command }`, `verdict:` rules"]
 fn uart_firmware_is_captured(#[case] scenario: &str, #[case] uart: &str) {
     let (code, json, raw) = run_json(&common::repo().join("scenarios").join(scenario), &[]);
     assert_eq!(code, Some(0), "{raw}");
@@ -353,7 +325,6 @@ fn uart_firmware_is_captured(#[case] scenario: &str, #[case] uart: &str) {
 }
 
 #[test]
-#[ignore = "needs issue #11: scenario `verdict:` rules and JSON `console` (passes as a scenario file too)"]
 fn the_committed_newlib_scenario_passes() {
     let (code, json, raw) = run_json(&common::repo().join("scenarios/newlib.yaml"), &[]);
     assert_eq!(code, Some(0), "{raw}");
@@ -365,7 +336,6 @@ fn the_committed_newlib_scenario_passes() {
 /// One scenario, a make command and an ELF template over `matrix: { alg, opt }`: four cells, each
 /// built by its own make invocation and each passing on its own output.
 #[test]
-#[ignore = "needs issue #11: `firmware: { command, elf }` templates, `matrix:`, `verdict:` rules"]
 fn a_make_built_matrix_runs_four_cells_from_one_scenario() {
     let (code, json, raw) = run_json(&common::repo().join("scenarios/matrix.yaml"), &[]);
     assert_eq!(code, Some(0), "{raw}");
@@ -396,7 +366,6 @@ fn a_make_built_matrix_runs_four_cells_from_one_scenario() {
 /// Real third-party C in the test suite: Mbed TLS's unmodified self-test, from Debian's source
 /// package, as a scenario whose verdict is the program's own "[ All tests PASS ]" and exit 0.
 #[test]
-#[ignore = "needs issue #11: `firmware: { command, elf }`, `verdict:` rules, JSON `console`, `record` metrics"]
 fn mbedtls_selftest_passes_as_a_scenario_with_its_own_verdict() {
     let started = Instant::now();
     let (code, json, raw) = run_json(&common::repo().join("scenarios/mbedtls.yaml"), &[]);

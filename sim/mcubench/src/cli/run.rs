@@ -127,7 +127,7 @@ impl RunArgs {
                 let mut s = Scenario::load(path)?;
                 // A prebuilt ELF scenario runs on the boards it names; `--board` picks among a
                 // built scenario's boards.
-                let boards = if matches!(s.firmware, Firmware::Cargo { .. }) { &self.boards[..] } else { &[] };
+                let boards = if matches!(s.firmware, Firmware::Elf { .. }) { &[][..] } else { &self.boards[..] };
                 s.restrict(boards, &self.profiles).map_err(Error::Input)?;
                 s
             }

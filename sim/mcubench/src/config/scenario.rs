@@ -225,8 +225,11 @@ struct RawFirmware {
     /// Features enabled in every profile.
     #[serde(default)]
     features: Vec<String>,
-    /// A prebuilt ELF; no build step.
+    /// A prebuilt ELF; no build step. With `command` or `matrix`, a path template.
     elf: Option<PathBuf>,
+    /// A build command (run with `sh -c` in the scenario's directory), a template over the matrix
+    /// variables.
+    command: Option<String>,
     /// The KAT vectors (a file, or a directory of `*.txt` files) the host checks every `kat`
     /// record against; see [`crate::config::vectors`].
     vectors: Option<PathBuf>,
@@ -282,6 +285,9 @@ struct RawScenario {
     stack_probe: bool,
     /// Verdict rules for firmware that does not speak the result protocol.
     verdict: Option<ConsoleRules>,
+    /// Variables whose every combination is a cell (with `firmware.command`/`elf` templates).
+    #[serde(default)]
+    matrix: IndexMap<String, Vec<String>>,
 }
 
 /// Where the firmware comes from.
@@ -289,6 +295,14 @@ struct RawScenario {
 pub enum Firmware {
     Cargo { package_dir: PathBuf, bin: String, features: Vec<String> },
     Elf { path: PathBuf },
+    /// A build command (make, cmake, a script) and the ELF it leaves, both templates over the
+    /// matrix variables (`{alg}`) and `{board}`; without a command, a list of prebuilt ELFs.
+    Template {
+        /// The scenario file's directory: where the command runs and relative paths start.
+        dir: PathBuf,
+        command: Option<String>,
+        elf: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -301,6 +315,8 @@ pub struct Profile {
     pub budgets: Budgets,
     /// Scenario regression limits with this profile's overrides applied.
     pub regressions: Regressions,
+    /// Values of the matrix variables for this cell (`firmware.command`/`elf` templates).
+    pub vars: IndexMap<String, String>,
 }
 
 #[derive(Debug, Clone)]
@@ -348,7 +364,27 @@ impl Scenario {
         if raw.name.trim().is_empty() {
             return Err(invalid("`name` is empty; give the scenario a name".into()));
         }
+        let templated = raw.firmware.command.is_some() || !raw.matrix.is_empty();
         let firmware = match (&raw.firmware.cargo, &raw.firmware.elf) {
+            (None, Some(elf)) if templated => {
+                if raw.firmware.bin.is_some() || !raw.firmware.features.is_empty() {
+                    return Err(invalid(
+                        "firmware: `bin` and `features` apply to `cargo` firmware, not to a `command` build".into(),
+                    ));
+                }
+                let elf = elf.to_str().ok_or_else(|| invalid("firmware.elf: not UTF-8".into()))?.to_string();
+                check_templates(raw.firmware.command.as_deref(), &elf, &raw.matrix).map_err(invalid)?;
+                Firmware::Template { dir: base.to_path_buf(), command: raw.firmware.command.clone(), elf }
+            }
+            (Some(_), _) if templated => {
+                return Err(invalid(
+                    "firmware: `command` and `matrix` describe non-cargo builds; a `cargo` firmware varies by `profiles`"
+                        .into(),
+                ));
+            }
+            (None, None) if raw.firmware.command.is_some() => {
+                return Err(invalid("firmware.command: give the ELF it builds as `elf: <path template>`".into()));
+            }
             (Some(dir), None) => {
                 let package_dir = base.join(dir);
                 if !package_dir.join("Cargo.toml").is_file() {
@@ -431,6 +467,7 @@ impl Scenario {
                         cfg: Vec::new(),
                         budgets: scenario_budgets.clone(),
                         regressions: raw.regressions,
+                        vars: IndexMap::new(),
                     });
                     measures.insert("release".to_string(), scenario_measure.clone());
                 }
@@ -448,6 +485,7 @@ impl Scenario {
                         cfg: p.cfg.clone(),
                         budgets: scenario_budgets.overridden_by(&budgets),
                         regressions: raw.regressions.overridden_by(&p.regressions),
+                        vars: IndexMap::new(),
                     });
                     let wait_states = match &p.wait_states {
                         Some(w) => wait_states(w, &format!("profiles.{name}.wait-states")).map_err(invalid)?,
@@ -455,6 +493,30 @@ impl Scenario {
                     };
                     let region_budgets = scenario_region_budgets.overridden_by(&region_budgets);
                     measures.insert(name.clone(), Measure { wait_states, region_budgets });
+                }
+            }
+            Firmware::Template { .. } => {
+                if !raw.profiles.is_empty() {
+                    return Err(invalid(
+                        "profiles: a `command` build varies by `matrix` variables, not by profiles".into(),
+                    ));
+                }
+                for vars in variants(&raw.matrix) {
+                    let name = if vars.is_empty() {
+                        PREBUILT_PROFILE.to_string()
+                    } else {
+                        vars.values().cloned().collect::<Vec<_>>().join("-")
+                    };
+                    profiles.push(Profile {
+                        name: name.clone(),
+                        opt_level: None,
+                        features: Vec::new(),
+                        cfg: Vec::new(),
+                        budgets: scenario_budgets.clone(),
+                        regressions: raw.regressions,
+                        vars,
+                    });
+                    measures.insert(name, scenario_measure.clone());
                 }
             }
             Firmware::Elf { .. } => {
@@ -471,6 +533,7 @@ impl Scenario {
                     cfg: Vec::new(),
                     budgets: scenario_budgets.clone(),
                     regressions: raw.regressions,
+                    vars: IndexMap::new(),
                 });
                 measures.insert(PREBUILT_PROFILE.to_string(), scenario_measure.clone());
             }
@@ -542,6 +605,7 @@ impl Scenario {
                 cfg: Vec::new(),
                 budgets,
                 regressions: Regressions::default(),
+                vars: IndexMap::new(),
             }],
             timeout,
             regions: Vec::new(),
@@ -551,6 +615,67 @@ impl Scenario {
             verdict: None,
         }
     }
+}
+
+/// Every combination of the matrix variables' values, first variable slowest (one empty
+/// combination without a matrix).
+fn variants(matrix: &IndexMap<String, Vec<String>>) -> Vec<IndexMap<String, String>> {
+    let mut out = vec![IndexMap::new()];
+    for (name, values) in matrix {
+        out = out
+            .into_iter()
+            .flat_map(|vars| {
+                values.iter().map(move |v| {
+                    let mut vars = vars.clone();
+                    vars.insert(name.clone(), v.clone());
+                    vars
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// The `{name}` placeholders of a template.
+fn placeholders(template: &str) -> Vec<&str> {
+    template.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name)).collect()
+}
+
+/// Every placeholder names a matrix variable or `board`; every matrix variable is used, has
+/// values, and its values are safe in a cell name and a path.
+fn check_templates(command: Option<&str>, elf: &str, matrix: &IndexMap<String, Vec<String>>) -> Result<(), String> {
+    for (key, template) in command.map(|c| ("firmware.command", c)).into_iter().chain([("firmware.elf", elf)]) {
+        for name in placeholders(template) {
+            if name != "board" && !matrix.contains_key(name) {
+                let known: Vec<&str> = matrix.keys().map(String::as_str).chain(["board"]).collect();
+                return Err(format!("{key}: `{{{name}}}` is not a matrix variable; known: {}", known.join(", ")));
+            }
+        }
+    }
+    for (name, values) in matrix {
+        if values.is_empty() {
+            return Err(format!("matrix.{name}: give at least one value"));
+        }
+        if let Some(v) = values.iter().find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))) {
+            return Err(format!("matrix.{name}: `{v}` is not a valid value (letters, digits, . _ + -)"));
+        }
+        let used = command.is_some_and(|c| placeholders(c).contains(&name.as_str())) || placeholders(elf).contains(&name.as_str());
+        if !used {
+            return Err(format!(
+                "matrix.{name}: the variable is used by neither `firmware.command` nor `firmware.elf`, so every value would build the same ELF"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `template` with `{name}` replaced by the variable's value (placeholders are checked at load).
+pub fn expand(template: &str, vars: &IndexMap<String, String>, board: &str) -> String {
+    let mut out = template.to_string();
+    for (name, value) in vars.iter().map(|(n, v)| (n.as_str(), v.as_str())).chain([("board", board)]) {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
 }
 
 /// serde_yaml_ng puts the location last; move it to the front, compiler style (`file:line:col: ...`).
