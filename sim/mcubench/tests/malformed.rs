@@ -227,6 +227,30 @@ fn an_elf_without_symbols_still_runs() {
     "name: s\nfirmware: { elf: a.elf, vectors: bad.txt }\nboards: [mps2-an386]\n",
     "firmware.vectors: "
 )]
+#[case::unknown_verdict_key(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nverdict: { expects: [ok] }\n",
+    "s.yaml:4:12: verdict: unknown field `expects`"
+)]
+#[case::invalid_regex(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nverdict: { expect: ['(unclosed'] }\n",
+    "s.yaml:4:20: verdict.expect: `(unclosed` is not a valid regular expression"
+)]
+#[case::record_without_a_name(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [mps2-an386]\nverdict: { record: ['cycles: [0-9]+'] }\n",
+    "has no named capture group"
+)]
+#[case::matrix_variable_undefined(
+    "name: s\nfirmware: { command: 'make ALG={alg}', elf: 'b/{alg}-{opt}.elf' }\nmatrix: { alg: [a] }\nboards: [mps2-an386]\n",
+    "firmware.elf: `{opt}` is not a matrix variable; known: alg, board"
+)]
+#[case::matrix_variable_unused(
+    "name: s\nfirmware: { command: make, elf: b.elf }\nmatrix: { alg: [a, b] }\nboards: [mps2-an386]\n",
+    "matrix.alg: the variable is used by neither"
+)]
+#[case::command_without_elf(
+    "name: s\nfirmware: { command: make }\nboards: [mps2-an386]\n",
+    "firmware.command: give the ELF it builds"
+)]
 fn a_bad_scenario_is_refused(#[case] yaml: &str, #[case] expected: &str) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(common::c_firmware("kat-crc32"), dir.path().join("a.elf")).unwrap();
@@ -322,4 +346,29 @@ fn run_refuses_a_bad_annotation_file_without_writing_a_report() {
     std::fs::write(&ann, "recursion:\n  main: 1\n").unwrap();
     let out = common::mcubench().args(["run", "--quiet"]).arg(&scenario).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A build command that fails is the cell's setup error with the command's own output, never a
+/// panic or "bad input"; the other cells still run.
+#[test]
+fn a_failing_build_command_is_a_setup_error_with_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(common::c_firmware("kat-crc32"), dir.path().join("good.elf")).unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(
+        &path,
+        "name: s\nfirmware: { command: 'test {v} = good || { echo \"no rule to make {v}\" >&2; exit 2; }', elf: '{v}.elf' }\n\
+         matrix: { v: [good, bad] }\nboards: [mps2-an386]\n",
+    )
+    .unwrap();
+    let out = common::mcubench().args(["run", "--quiet", "--format", "json"]).arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells[1]["profile"], "bad");
+    assert_eq!(cells[1]["verdict"]["outcome"], "setup-error");
+    let message = cells[1]["verdict"]["message"].as_str().unwrap();
+    assert!(message.contains("no rule to make bad") && message.contains("exit status: 2"), "{message}");
+    assert_ne!(cells[0]["verdict"]["outcome"], "setup-error", "{}", cells[0]);
 }

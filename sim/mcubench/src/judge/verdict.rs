@@ -450,4 +450,41 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Fail);
         assert!(v.message.contains("firmware stdout line 2"), "{}", v.message);
     }
+
+    fn with_rules(code: i32, console: &str, rules: &ConsoleRules) -> Verdict {
+        let r = run(ProcessEnd::Exited(code), console, "");
+        let t = Transcript::parse(&r.stdout);
+        let streams = console::streams(&r, t.as_ref().ok());
+        let rules = Rules { rules, console: &streams };
+        judge_run(&r, t.as_ref(), Some(rules), 5.0, &|pc| format!("f@{pc:x}"))
+    }
+
+    #[test]
+    fn console_rules_decide_for_firmware_without_the_protocol() {
+        use crate::config::rules::Pattern;
+        let p = |s: &str| Pattern::parse(s).unwrap();
+        let rules = ConsoleRules {
+            expect: vec![p("^start"), p("^done")],
+            ordered: true,
+            reject: vec![p("FAIL")],
+            ..ConsoleRules::default()
+        };
+        assert_eq!(with_rules(0, "start\nwork\ndone\n", &rules).outcome, Outcome::Pass);
+        let v = with_rules(1, "start\ndone\n", &rules);
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(v.message.contains("exited with code 1, not 0"), "{}", v.message);
+        let v = with_rules(0, "start\nFAIL: x\ndone\n", &rules);
+        assert!(v.message.contains("semihosting line 2: `FAIL: x` matches the `reject` pattern `FAIL`"), "{}", v.message);
+        let v = with_rules(0, "done\nstart\n", &rules);
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(v.message.contains("`^done` after the line that matched `^start`"), "{}", v.message);
+        let unordered = ConsoleRules { ordered: false, ..rules.clone() };
+        assert_eq!(with_rules(0, "done\nstart\n", &unordered).outcome, Outcome::Pass);
+        // Exit code 3 as the pass condition; a silent exit 1 with QEMU's own error is still setup.
+        let three = ConsoleRules { exit: 3, ..ConsoleRules::default() };
+        assert_eq!(with_rules(3, "", &three).outcome, Outcome::Pass);
+        let r = run(ProcessEnd::Exited(1), "", "qemu-system-arm: bad cpu\n");
+        let v = judge_run(&r, Transcript::parse("").as_ref(), Some(Rules { rules: &three, console: &[] }), 5.0, &|_| String::new());
+        assert_eq!(v.outcome, Outcome::SetupError, "{}", v.message);
+    }
 }
