@@ -98,3 +98,12 @@ if ! command -v make >/dev/null 2>&1; then
 fi
 make -s -C "$HERE/newlib" CC="$CC" BUILD="$(cd "$OUT" && pwd)" all
 echo "built $OUT/newlib-*.elf"
+# newlib-calltree: an ordinary newlib firmware (rdimon: printf, malloc, exit; no mcubench header)
+# with many distinct call paths, for profiling under containment; mps2-an386, its own start-up.
+# newlib-calltree-open also opens /proc/sys/vm/overcommit_memory itself (semihosting SYS_OPEN).
+NFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections
+        -nostartfiles --specs=rdimon.specs "${MPS2_LD[@]}" -Wl,--gc-sections -Wl,--defsym=end=__bss_end)
+"$CC" "${NFLAGS[@]}" "$HERE/newlib-calltree/main.c" -o "$OUT/newlib-calltree.elf"
+"$CC" "${NFLAGS[@]}" -DGUEST_OPEN='"/proc/sys/vm/overcommit_memory"' "$HERE/newlib-calltree/main.c" \
+    -o "$OUT/newlib-calltree-open.elf"
+echo "built $OUT/newlib-calltree*.elf"

@@ -46,11 +46,23 @@ pub struct Profile {
     pub functions: Vec<FunctionCost>,
     /// Folded stacks (`outer;inner <self cycles>` per line), the input of flame graph tools.
     pub folded: String,
+    /// Set when the run hit its wall-clock timeout: the profile is then of the part that ran
+    /// (QEMU was asked to quit at the timeout, and the plugin wrote what it had).
+    /// (In JSON: `timed_out_after_s`, seconds.)
+    #[serde(rename = "timed_out_after_s", serialize_with = "as_seconds", skip_serializing_if = "Option::is_none")]
+    pub timed_out_after: Option<Duration>,
 }
 
-/// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. The run
-/// must end (any exit code: a failing firmware can be profiled too, but a timeout is an error).
-/// `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host gets no profile.
+fn as_seconds<S: serde::Serializer>(t: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(t.map_or(0.0, |t| t.as_secs_f64()))
+}
+
+/// Runs `elf` on `board` under QEMU with the plugin's profiler and returns the profile. Any exit
+/// code gives a profile (a failing firmware can be profiled too). At the `timeout`, QEMU is asked
+/// to quit so that the plugin writes what it has: the profile of the part that ran comes back
+/// with [`Profile::timed_out_after`] set (it is an error only if QEMU did not quit in time to
+/// write it). `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host
+/// gets no profile, while QEMU's own system calls are never held against it.
 pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, Error> {
     use Error::{Input, Run, Setup};
     let so = plugin::locate()
@@ -73,7 +85,7 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
         ..PluginArgs::new(&out)
     };
     let option = args.to_option(&so);
-    let launch = Launch::new(board, elf, timeout).with_plugin(Some(&option)).contained(contained);
+    let launch = Launch::new(board, elf, timeout).with_plugin(Some(&option)).contained(contained).quit_on_timeout(true);
     let execution = exec::execute(&launch).map_err(|e| Setup(e.to_string()))?;
     if let Some(e) = &execution.start_error {
         return Err(Setup(format!("QEMU never started the guest ({e}); no profile")));
@@ -86,12 +98,27 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
         return Err(Setup(line.to_string()));
     }
-    if !matches!(run.end, ProcessEnd::Exited(_)) {
-        return Err(Run(format!("QEMU did not exit normally ({:?}); no profile", run.end)));
-    }
-    let results = plugin::read_results(&out).map_err(Setup)?;
+    let timed_out_after = match run.end {
+        ProcessEnd::Exited(_) => None,
+        ProcessEnd::TimedOut => Some(timeout),
+        _ => return Err(Run(format!("QEMU did not exit normally ({:?}); no profile", run.end))),
+    };
+    let results = plugin::read_results(&out).map_err(|e| match timed_out_after {
+        Some(t) => Run(format!(
+            "the run timed out after {} and QEMU did not quit in time for the plugin to write its results              ({e}); no profile",
+            seconds(t)
+        )),
+        None => Setup(e),
+    })?;
     let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
-    from_results(board, &results, &names).map_err(Setup)
+    let mut profile = from_results(board, &results, &names).map_err(Setup)?;
+    profile.timed_out_after = timed_out_after;
+    Ok(profile)
+}
+
+/// A duration as the messages give it: `2 s`, `1.5 s`.
+fn seconds(t: Duration) -> String {
+    format!("{} s", t.as_secs_f64())
 }
 
 /// Builds the profile from a results file and the names of the functions file's lines.
@@ -152,7 +179,7 @@ pub fn from_results(board: &Board, r: &Results, names: &[&str]) -> Result<Profil
     for (stack, c) in &folded_lines {
         let _ = writeln!(folded, "{stack} {c}");
     }
-    Ok(Profile { board: board.name.into(), model, cycles, insns: r.insns, functions, folded })
+    Ok(Profile { board: board.name.into(), model, cycles, insns: r.insns, functions, folded, timed_out_after: None })
 }
 
 impl Profile {
@@ -167,7 +194,12 @@ impl Profile {
         Ok(svg)
     }
 
-    /// A table of the `top` functions by self cycles.
+    /// What a partial profile says first: `partial: the run timed out after N s`.
+    pub fn partial_note(&self) -> Option<String> {
+        self.timed_out_after.map(|t| format!("partial: the run timed out after {}", seconds(t)))
+    }
+
+    /// A table of the `top` functions by self cycles, after the [`Profile::partial_note`] if any.
     pub fn table(&self, top: usize) -> String {
         let mut rows = vec![
             ["function", "self cycles", "self %", "self insns", "incl. cycles", "incl. insns"]
@@ -184,8 +216,9 @@ impl Profile {
                 f.inclusive_insns.to_string(),
             ]);
         }
+        let note = self.partial_note().map(|n| format!("{n}\n")).unwrap_or_default();
         format!(
-            "{}: {} est. cycles (model: {}), {} instructions\n{}",
+            "{note}{}: {} est. cycles (model: {}), {} instructions\n{}",
             self.board,
             self.cycles,
             self.model,

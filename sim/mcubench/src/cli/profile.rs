@@ -29,18 +29,24 @@ pub struct ProfileArgs {
     /// Functions listed in the table.
     #[arg(long, default_value_t = 20)]
     top: usize,
-    /// Wall-clock limit for the run.
-    #[arg(long, default_value = "60s", value_parser = args::duration)]
-    timeout: Duration,
+    /// Wall-clock limit for the run, e.g. `20s` (default: the scenario's `timeout`, or 60 s with
+    /// --elf). At the limit the profile of the part that ran is printed, marked partial, and the
+    /// exit code is 1.
+    #[arg(long, value_parser = args::duration)]
+    timeout: Option<Duration>,
     #[command(flatten)]
     contain: ContainArgs,
 }
 
+/// The wall-clock limit of `profile --elf` without `--timeout`.
+pub const DEFAULT_ELF_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
-    let (elf, board, profile_name) = match (&a.scenario, &a.elf) {
+    let (elf, board, profile_name, timeout) = match (&a.scenario, &a.elf) {
         (None, Some(elf)) => {
             let name = a.board.as_deref().ok_or_else(|| Error::Input("--elf needs --board".into()))?;
-            (elf.clone(), args::board(name).map_err(Error::Input)?, PREBUILT_PROFILE.to_string())
+            let board = args::board(name).map_err(Error::Input)?;
+            (elf.clone(), board, PREBUILT_PROFILE.to_string(), a.timeout.unwrap_or(DEFAULT_ELF_TIMEOUT))
         }
         (Some(path), None) => {
             let mut s = Scenario::load(path)?;
@@ -49,21 +55,29 @@ pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
             s.restrict(&boards, &profiles).map_err(Error::Input)?;
             let (board, profile) = (s.boards[0], &s.profiles[0]);
             let elf = ElfSource::new(&s.firmware)?.elf(board, profile)?;
-            (elf, board, profile.name.clone())
+            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout))
         }
         _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
     };
-    let result = crate::profile::profile(board, &elf, a.timeout, !a.contain.no_contain)?;
+    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain)?;
     std::fs::create_dir_all(&a.out).map_err(|e| Error::Input(format!("{}: {e}", a.out.display())))?;
     let stem = a.out.join(format!("{}-{profile_name}", board.name));
     let folded = stem.with_extension("folded");
     args::write_atomically(&folded, &result.folded)?;
     let svg = stem.with_extension("svg");
-    let title = format!("{} on {} ({profile_name}): est. cycles", elf.display(), board.name);
+    let mut title = format!("{} on {} ({profile_name}): est. cycles", elf.display(), board.name);
+    if let Some(note) = result.partial_note() {
+        title.push_str(&format!(" ({note})"));
+    }
     let bytes = result.flame_graph_svg(&title).map_err(Error::Setup)?;
     args::write_atomically(&svg, &String::from_utf8_lossy(&bytes))?;
     args::print(&result.table(a.top));
     println!();
     eprintln!("mcubench: wrote {} and {}", folded.display(), svg.display());
+    if let Some(note) = result.partial_note() {
+        // The run did not end: the profile is of the part that ran.
+        eprintln!("mcubench: {note}");
+        return Ok(Exit::RunFailed);
+    }
     Ok(Exit::Pass)
 }

@@ -7,9 +7,13 @@
 //! ([`seccomp`]) that sends every system call naming a host path or starting a program to the
 //! runner, which lets them through while QEMU initialises and refuses them (`EACCES`) from the
 //! moment the guest starts ([`qmp`]: QEMU starts with its CPU held, and the runner starts it over
-//! QMP). Each refusal is recorded as a [`SemihostingEvent`] with the path or command read from
-//! QEMU's memory, and the verdict ([`crate::judge::verdict`]) fails the run naming it. Console output (SYS_WRITE to `:tt`,
-//! SYS_WRITEC, SYS_WRITE0) and SYS_EXIT work as natively: they touch no path.
+//! QMP). Each refusal of a call the firmware made through semihosting is recorded as a
+//! [`SemihostingEvent`] with the path or command read from QEMU's memory, and the verdict
+//! ([`crate::judge::verdict`]) fails the run naming it. QEMU's own calls after that point (glibc's
+//! malloc opening `/proc/sys/vm/overcommit_memory` in the vCPU thread, ...) are refused too but
+//! never blamed on the firmware: the listener tells them apart by the shape semihosting gives a
+//! call (`seccomp::origin`) and keeps them apart ([`Execution::qemu_calls`]). Console output
+//! (SYS_WRITE to `:tt`, SYS_WRITEC, SYS_WRITE0) and SYS_EXIT work as natively: they touch no path.
 //!
 //! Nothing about the guest's timing changes: semihosting is served natively, without stopping
 //! the virtual CPU, so instruction counts, SysTick readings and cycle estimates are the same as
@@ -159,12 +163,21 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
             Some(listener.serve(&guest_started, MAX_EVENTS))
         })
     };
+    // At the timeout, QEMU is asked to quit over QMP, not by a signal: QEMU's signal handler
+    // reads the sender's /proc/<pid>/cmdline.
+    let quit = match launch.quit_grace() {
+        Some(grace) => {
+            let monitor = qmp_ours.try_clone().map_err(QemuError::Spawn)?;
+            Some(qemu::Quit { ask: Box::new(move |_| qmp::quit(monitor)), grace })
+        }
+        None => None,
+    };
     let starter = {
         let guest_started = guest_started.clone();
         std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
-    let run = qemu::execute(cmd, launch.timeout, Duration::from_millis(20), channels);
+    let run = qemu::execute(cmd, launch.timeout, quit, Duration::from_millis(20), channels);
     // Only QEMU's copies may stay open, so that the threads see it go (or never start).
     drop(qmp_theirs);
     drop(listener_theirs);
@@ -180,7 +193,13 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
         (Err(e), false, ProcessEnd::TimedOut) => Some(e),
         _ => None,
     };
-    Ok(Execution { run, events: refusals.events, events_dropped: refusals.dropped, start_error })
+    Ok(Execution {
+        run,
+        events: refusals.events,
+        events_dropped: refusals.dropped,
+        qemu_calls: refusals.qemu_calls,
+        start_error,
+    })
 }
 
 /// A path or command as the event shows it: printable, quoted, bounded.

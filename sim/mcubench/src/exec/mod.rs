@@ -27,12 +27,21 @@ pub struct Launch<'a> {
     pub plugin: Option<&'a str>,
     /// Contained (the default; see [`contain`]) or native semihosting for trusted firmware.
     pub contain: bool,
+    /// At the timeout, ask QEMU to quit (SIGTERM: it stops the guest and runs its exit handlers,
+    /// so the TCG plugin writes what it has) and kill its process group only if it has not exited
+    /// [`QUIT_GRACE`] later. Off by default: a timed-out run is killed at once.
+    pub quit_on_timeout: bool,
 }
+
+/// How long QEMU may take to quit at the timeout when [`Launch::quit_on_timeout`] asks it to:
+/// enough for the plugin to write a large profile; a guest stuck in a semihosting call that never
+/// returns (SYS_READC) keeps QEMU from quitting, and it is killed after this.
+pub const QUIT_GRACE: Duration = Duration::from_secs(5);
 
 impl<'a> Launch<'a> {
     /// A contained run of `elf` on `board` without the plugin.
     pub fn new(board: &'a Board, elf: &'a Path, timeout: Duration) -> Launch<'a> {
-        Launch { qemu: Path::new(QEMU), board, elf, timeout, plugin: None, contain: true }
+        Launch { qemu: Path::new(QEMU), board, elf, timeout, plugin: None, contain: true, quit_on_timeout: false }
     }
 
     pub fn with_plugin(self, plugin: Option<&'a str>) -> Launch<'a> {
@@ -46,6 +55,15 @@ impl<'a> Launch<'a> {
     pub fn with_qemu(self, qemu: &'a Path) -> Launch<'a> {
         Launch { qemu, ..self }
     }
+
+    pub fn quit_on_timeout(self, quit_on_timeout: bool) -> Launch<'a> {
+        Launch { quit_on_timeout, ..self }
+    }
+
+    /// The grace QEMU gets to quit at the timeout, if it is asked to.
+    pub(crate) fn quit_grace(&self) -> Option<Duration> {
+        self.quit_on_timeout.then_some(QUIT_GRACE)
+    }
 }
 
 /// What happened in one run: QEMU's end and output, and (contained) what the firmware tried to
@@ -57,6 +75,11 @@ pub struct Execution {
     pub events: Vec<SemihostingEvent>,
     /// Refused accesses beyond [`contain::MAX_EVENTS`], counted only.
     pub events_dropped: u64,
+    /// QEMU's own supervised system calls after the guest started (for example glibc's malloc
+    /// reading `/proc/sys/vm/overcommit_memory`), described, at most [`contain::MAX_EVENTS`]:
+    /// refused like the firmware's, never blamed on it, kept for diagnostics. None when
+    /// uncontained.
+    pub qemu_calls: Vec<String>,
     /// Why QEMU never started the guest, when it stayed alive without doing so (a QMP failure);
     /// `None` when the guest started or QEMU ended by itself first (its stderr says why).
     pub start_error: Option<String>,
@@ -68,6 +91,6 @@ pub fn execute(launch: &Launch<'_>) -> Result<Execution, QemuError> {
         contain::run_contained(launch)
     } else {
         let run = qemu::run_uncontained(launch)?;
-        Ok(Execution { run, events: Vec::new(), events_dropped: 0, start_error: None })
+        Ok(Execution { run, events: Vec::new(), events_dropped: 0, qemu_calls: Vec::new(), start_error: None })
     }
 }

@@ -173,18 +173,47 @@ fn collect(mut stream: impl Read + Send + 'static, overflow: Arc<AtomicBool>) ->
     })
 }
 
+/// How to end QEMU at the timeout so that its exit handlers run (the TCG plugin writes its
+/// results in one): `ask` asks QEMU (its process id given) to quit; the runner waits `grace` for
+/// it before killing its process group.
+pub(crate) struct Quit {
+    pub(crate) ask: Box<dyn FnOnce(u32) + Send>,
+    pub(crate) grace: Duration,
+}
+
+impl Quit {
+    /// SIGTERM, which QEMU turns into an orderly shutdown (and a line on stderr).
+    pub(crate) fn by_signal(grace: Duration) -> Quit {
+        Quit {
+            // SAFETY: plain syscall on the child the runner spawned and has not reaped.
+            ask: Box::new(|pid| unsafe {
+                libc::kill(pid as i32, libc::SIGTERM);
+            }),
+            grace,
+        }
+    }
+}
+
 /// Waits for `child` (a process-group leader) until it exits, `timeout` passes or `overflow` is
-/// raised, polling every `poll`; kills the whole group in the last two cases.
+/// raised, polling every `poll`; kills the whole group in the last two cases. With `quit`, the
+/// timeout first asks QEMU to quit and kills the group only if QEMU is still there after the
+/// grace.
 fn supervise(
     child: &mut std::process::Child,
     timeout: Duration,
+    quit: Option<Quit>,
     overflow: &AtomicBool,
     poll: Duration,
 ) -> Result<ProcessEnd, QemuError> {
     let deadline = Instant::now() + timeout;
+    let mut quit = quit;
     loop {
         let now = Instant::now();
         if now >= deadline {
+            if let Some(Quit { ask, grace }) = quit.take() {
+                ask(child.id());
+                let _ = child.wait_timeout(grace).map_err(QemuError::Wait)?;
+            }
             kill_group(child.id());
             let _ = child.wait();
             return Ok(ProcessEnd::TimedOut);
@@ -223,16 +252,19 @@ pub(crate) fn run_uncontained(launch: &super::Launch<'_>) -> Result<QemuRun, Qem
     unsafe {
         cmd.pre_exec(move || fds.inherit());
     }
-    execute(cmd, launch.timeout, Duration::from_millis(50), channels)
+    let quit = launch.quit_grace().map(Quit::by_signal);
+    execute(cmd, launch.timeout, quit, Duration::from_millis(50), channels)
 }
 
 /// The one way QEMU is run, contained or not: `cmd` (QEMU with its arguments and any set-up)
 /// gets stdin from /dev/null, piped output capped at [`OUTPUT_LIMIT`] per stream, its own
-/// process group, and the wall-clock `timeout` (checked every `poll`); its whole group is killed
-/// at the end, even after a normal exit, so nothing it started survives.
+/// process group, and the wall-clock `timeout` (checked every `poll`; with `quit`, QEMU is asked
+/// to quit at the timeout first, see [`supervise`]); its whole group is killed at the end, even
+/// after a normal exit, so nothing it started survives.
 pub(crate) fn execute(
     mut cmd: Command,
     timeout: Duration,
+    quit: Option<Quit>,
     poll: Duration,
     channels: Channels,
 ) -> Result<QemuRun, QemuError> {
@@ -260,7 +292,7 @@ pub(crate) fn execute(
             collect(ours, overflow.clone())
         })
         .collect();
-    let end = supervise(&mut child, timeout, &overflow, poll)?;
+    let end = supervise(&mut child, timeout, quit, &overflow, poll)?;
     kill_group(child.id());
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     let stdout = text(out.join().unwrap_or_default());

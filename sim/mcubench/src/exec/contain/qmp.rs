@@ -2,7 +2,8 @@
 //! QMP monitor on an inherited socket. Its greeting comes once initialisation is over (libraries,
 //! ELF and plugin loaded); the runner then switches the seccomp listener to refusing and sends
 //! `cont`. Virtual time does not move while the CPU is held, so a run counts exactly what a run
-//! without `-S` counts.
+//! without `-S` counts. At a timeout, [`quit`] can end QEMU in order, so that its exit handlers
+//! (the TCG plugin's) run.
 
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::os::unix::net::UnixStream;
@@ -58,4 +59,12 @@ pub(super) fn start_guest(stream: UnixStream, guest_started: &AtomicBool) -> Res
     monitor.expect("return", "cont")?;
     while let Ok(Some(_)) = monitor.next() {}
     Ok(())
+}
+
+/// Asks QEMU to quit (QMP `quit`), on a second handle of the monitor socket while
+/// [`start_guest`] reads the replies. QEMU accepts it once the guest has been started (the
+/// capabilities are negotiated by then); before that it refuses, and the runner's grace ends in
+/// a kill.
+pub(super) fn quit(mut monitor: UnixStream) {
+    let _ = monitor.write_all(b"{\"execute\":\"quit\"}\n");
 }
