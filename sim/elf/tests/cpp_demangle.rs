@@ -2,6 +2,9 @@
 //! demangles as `arm-none-eabi-c++filt` prints it, and Rust legacy symbols (which share the
 //! `_ZN…E` form) still lose their hash.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

@@ -1,5 +1,8 @@
 //! Every way a file can fail to load gets its own error, naming the file and what to do.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::Path;

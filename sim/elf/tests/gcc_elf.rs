@@ -1,5 +1,8 @@
 //! The analyzer on a real arm-none-eabi-gcc ELF.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use common::{RUST_LEGACY_FN, RUST_V0_OBJ, gcc_elf};

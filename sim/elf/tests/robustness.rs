@@ -1,6 +1,9 @@
 //! Parsing never panics: truncations of a real ELF at many lengths, and random byte changes.
 //! Every input gives `Ok` or `Err`; what parses is then analyzed too.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::Path;

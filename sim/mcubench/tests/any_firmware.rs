@@ -13,6 +13,9 @@
 //! A scenario's relative paths (including inside `command`) are relative to the scenario file's
 //! directory, and `command` runs with that directory as its working directory.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

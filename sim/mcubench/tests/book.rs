@@ -9,6 +9,9 @@
 //!
 //! Plain string scanning: the HTML is mdbook's own output, and the Markdown keeps links simple.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;

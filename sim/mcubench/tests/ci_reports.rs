@@ -3,6 +3,9 @@
 //! regression exit codes, sharding + merge reproduce the full run, JUnit parses as JUnit, and the
 //! Markdown summary is pinned by a snapshot.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,9 @@
 //! The command line on real ELFs: `size` on a GCC and a rustc ELF, `run --elf` on a prebuilt C
 //! firmware, JSON output, and clear errors (exit 2) for bad input.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use mcubench::Scenario;

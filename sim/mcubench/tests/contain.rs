@@ -3,6 +3,9 @@
 //! file behind, and is decided within its timeout + 5 s. Host paths the attacks name are under
 //! a per-test temporary directory, patched into a copy of the ELF.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

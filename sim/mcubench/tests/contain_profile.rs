@@ -7,6 +7,9 @@
 //! shrink an arena for the first time after the guest started: glibc then opens
 //! `/proc/sys/vm/overcommit_memory`, which mcubench used to report as the firmware's SYS_OPEN.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

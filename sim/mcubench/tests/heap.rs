@@ -7,6 +7,9 @@
 //! plus up to 7 bytes once to align the first chunk. So a block of `n` (a multiple of 4) moves the
 //! break by `n + 8` to `n + 15`: we assert `n <= heap < n + 16` per block.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::process::Output;

@@ -3,6 +3,9 @@
 //! section and region), the stack high-water marks and the instruction counts: any change to the
 //! firmware, the toolchain or the runner that moves a number shows up as a snapshot diff.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use mcubench::Scenario;

@@ -12,6 +12,9 @@
 //! its store: 14 cycles on the M3/M4, 19 on the M0.) Determinism: repeated and parallel runs give
 //! the same cycles.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::Path;

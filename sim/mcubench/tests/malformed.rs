@@ -4,6 +4,9 @@
 //! found before the run starts). Malformed protocol streams are unit-tested in `protocol.rs` and
 //! `verdict.rs` (they come from the firmware, and fail the run instead).
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

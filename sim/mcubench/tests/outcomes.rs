@@ -3,6 +3,9 @@
 //! verdict, a lockup is a fault, a missing QEMU or an ELF for another board is a setup error, and
 //! a tightened budget makes `mcubench run` exit non-zero.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -4,6 +4,9 @@
 //! plugin and are exact (any cross-talk between runs, such as a shared plugin results file, would
 //! show); every run has its own scenario file in its own directory.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::Path;

@@ -1,6 +1,9 @@
 //! The QEMU TCG plugin on real firmware: exact counts agree with SysTick, are deterministic alone
 //! and in parallel, and a plugin that refuses to run is a setup error.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::time::Duration;

@@ -1,6 +1,9 @@
 //! `mcubench::profile` on the Rust KAT firmware: the flame graph shows the Keccak and AES code,
 //! and self cycles of all functions sum to the whole run's cycles.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::time::Duration;

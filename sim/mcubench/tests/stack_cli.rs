@@ -1,6 +1,9 @@
 //! `mcubench stack` through the CLI binary: a scenario (every board × profile, filtered), an
 //! ELF with --board, and `priorities:` from the annotation file.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::PathBuf;

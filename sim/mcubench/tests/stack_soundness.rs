@@ -3,6 +3,9 @@
 //! high-water mark measured in a real QEMU run. Prints static/measured per cell.
 //! (The C stack-test firmware has the same check in sim/stack/tests/stack_firmware.rs.)
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 use std::path::{Path, PathBuf};
 
 use mcubench::pipeline::{RunOptions, run_scenario};

@@ -3,6 +3,9 @@
 //! id the vectors lack fails, a vector that never ran fails; the real KAT firmware passes, and a
 //! build with a corrupted built-in vector fails and says which copy is wrong.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::Path;

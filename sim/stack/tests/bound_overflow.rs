@@ -3,6 +3,9 @@
 //! number in release builds nor panic in debug builds. Each test assembles and links its ELF
 //! with arm-none-eabi-as/ld and computes the true sum in 64 bits.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use mcubench_elf::ElfImage;

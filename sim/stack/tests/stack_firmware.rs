@@ -3,12 +3,22 @@
 //! measured under QEMU.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "full")]
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use mcubench_elf::ElfImage;
 use mcubench_stack::{Annotations, Arch, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
 
+/// The fast test tier analyses the committed copy (`tests/data/stack-test.elf`, debug info
+/// stripped); the full tier rebuilds it from source with arm-none-eabi-gcc.
+#[cfg(not(feature = "full"))]
+fn firmware() -> &'static Path {
+    static ELF: OnceLock<PathBuf> = OnceLock::new();
+    ELF.get_or_init(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stack-test.elf"))
+}
+
+#[cfg(feature = "full")]
 fn firmware() -> &'static Path {
     static ELF: OnceLock<PathBuf> = OnceLock::new();
     ELF.get_or_init(|| {
@@ -106,6 +116,7 @@ fn annotated_bounds() {
 }
 
 /// Painted whole-run high-water mark from the `end` record of a QEMU run.
+#[cfg(feature = "full")]
 fn measured_stack() -> Option<u32> {
     let out = Command::new("timeout")
         .args(["30", "qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4", "-nographic", "-no-reboot"])
@@ -121,6 +132,7 @@ fn measured_stack() -> Option<u32> {
 }
 
 #[test]
+#[cfg(feature = "full")]
 fn static_bound_is_not_below_the_measured_high_water_mark() {
     let measured = measured_stack().expect("QEMU run of stack-test with an end record (needs qemu-system-arm)");
     let r = report(annotations());
@@ -165,6 +177,7 @@ fn armv8m_security_extension_is_counted_by_default() {
 }
 
 #[test]
+#[cfg(feature = "full")]
 fn priority_groups_tighten_the_msp_bound_and_stay_sound() {
     let image = ElfImage::read(firmware()).expect("stack-test.elf parses");
     let msp = |groups: Option<Vec<Vec<String>>>| {

@@ -2,6 +2,9 @@
 //! (`movw ip; movt ip; bx ip` veneer, which ld emits for `-mpure-code` sections) and a
 //! `long_call` (`movw r3; movt r3; blx r3`) count as a tail call and a direct call.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::PathBuf;

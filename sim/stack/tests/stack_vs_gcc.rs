@@ -5,6 +5,9 @@
 //! PQClean's clean C (Kyber-768, Dilithium-2, Falcon-512, SPHINCS+-SHA2-128f, FIPS 202, SHA-2)
 //! from the pypqc 0.0.6.2 sdist at -O2/-Os.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

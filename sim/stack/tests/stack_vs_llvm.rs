@@ -29,6 +29,9 @@
 //! analyzer does not correlate separate IT blocks: divergent); opt-level 0 keeps
 //! `udf #254` traps (0xdefe), which the decoder does not decode yet (capstone names it `trap`).
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,6 +4,9 @@
 //! symbols) is decoded and compared with objdump for address, length and direct branch/call target.
 //! Nothing in a code region may fail to decode.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::PathBuf;

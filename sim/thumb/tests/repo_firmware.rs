@@ -3,6 +3,9 @@
 //! firmware/c (built with firmware/c/build.sh). Same comparison as objdump_diff.rs: address, length
 //! and direct branch/call targets, and nothing in a code region may fail to decode.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,9 @@
 //! Each kernel `k` is priced as the path it executes: setup block, N = 100 loop bodies (the last
 //! with its branch not taken), exit block. Blocks are decoded from the assembled object file.
 
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
