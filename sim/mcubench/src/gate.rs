@@ -286,4 +286,30 @@ mod tests {
     fn no_budget_no_check() {
         assert!(check(&Budgets::default(), Measured::default()).is_empty());
     }
+
+    #[test]
+    fn totals_and_recorded_metrics_are_budgeted_and_unmeasured_is_unknown() {
+        use crate::report::MetricValue;
+        let mut b = RegionBudgets { cycles_total: Some(1000), instructions_total: Some(10), ..RegionBudgets::default() };
+        b.metrics.insert("sig_bytes".into(), 2420);
+        b.metrics.insert("ratio".into(), 1);
+        b.metrics.insert("missing".into(), 5);
+        let mut metrics = std::collections::BTreeMap::new();
+        metrics.insert("sig_bytes".to_string(), MetricValue::Int(2420));
+        metrics.insert("ratio".to_string(), MetricValue::Float(1.25));
+        let totals = Totals { cycles: Some(999), instructions: None, metrics: Some(&metrics) };
+        let checks = check_regions(&b, &|_| None, totals);
+        let got: Vec<_> = checks.iter().map(|c| (c.name(), c.actual, c.status)).collect();
+        assert_eq!(
+            got,
+            [
+                ("cycles-total".to_string(), Some(999), BudgetStatus::Ok),
+                ("instructions-total".to_string(), None, BudgetStatus::Unknown),
+                ("metric sig_bytes".to_string(), Some(2420), BudgetStatus::Ok),
+                ("metric ratio".to_string(), Some(2), BudgetStatus::Exceeded),
+                ("metric missing".to_string(), None, BudgetStatus::Unknown),
+            ]
+        );
+        assert!(checks[4].describe().contains("no console line matched"), "{}", checks[4].describe());
+    }
 }

@@ -319,6 +319,23 @@ pub struct Profile {
     pub vars: IndexMap<String, String>,
 }
 
+impl Profile {
+    /// A profile that only names a cell and carries the scenario's limits (no build settings):
+    /// the one profile of a prebuilt ELF or of cargo firmware without `profiles`, or one variant
+    /// of a build matrix.
+    fn plain(name: &str, budgets: &Budgets, regressions: Regressions, vars: IndexMap<String, String>) -> Profile {
+        Profile {
+            name: name.to_string(),
+            opt_level: None,
+            features: Vec::new(),
+            cfg: Vec::new(),
+            budgets: budgets.clone(),
+            regressions,
+            vars,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Scenario {
     pub name: String,
@@ -460,15 +477,7 @@ impl Scenario {
         match &firmware {
             Firmware::Cargo { .. } => {
                 if raw.profiles.is_empty() {
-                    profiles.push(Profile {
-                        name: "release".into(),
-                        opt_level: None,
-                        features: Vec::new(),
-                        cfg: Vec::new(),
-                        budgets: scenario_budgets.clone(),
-                        regressions: raw.regressions,
-                        vars: IndexMap::new(),
-                    });
+                    profiles.push(Profile::plain("release", &scenario_budgets, raw.regressions, IndexMap::new()));
                     measures.insert("release".to_string(), scenario_measure.clone());
                 }
                 for (name, p) in &raw.profiles {
@@ -507,15 +516,7 @@ impl Scenario {
                     } else {
                         vars.values().cloned().collect::<Vec<_>>().join("-")
                     };
-                    profiles.push(Profile {
-                        name: name.clone(),
-                        opt_level: None,
-                        features: Vec::new(),
-                        cfg: Vec::new(),
-                        budgets: scenario_budgets.clone(),
-                        regressions: raw.regressions,
-                        vars,
-                    });
+                    profiles.push(Profile::plain(&name, &scenario_budgets, raw.regressions, vars));
                     measures.insert(name, scenario_measure.clone());
                 }
             }
@@ -526,15 +527,7 @@ impl Scenario {
                             .into(),
                     ));
                 }
-                profiles.push(Profile {
-                    name: PREBUILT_PROFILE.into(),
-                    opt_level: None,
-                    features: Vec::new(),
-                    cfg: Vec::new(),
-                    budgets: scenario_budgets.clone(),
-                    regressions: raw.regressions,
-                    vars: IndexMap::new(),
-                });
+                profiles.push(Profile::plain(PREBUILT_PROFILE, &scenario_budgets, raw.regressions, IndexMap::new()));
                 measures.insert(PREBUILT_PROFILE.to_string(), scenario_measure.clone());
             }
         }
@@ -598,15 +591,7 @@ impl Scenario {
             source: elf.to_owned(),
             firmware: Firmware::Elf { path: elf.to_owned() },
             boards: vec![board],
-            profiles: vec![Profile {
-                name: PREBUILT_PROFILE.into(),
-                opt_level: None,
-                features: Vec::new(),
-                cfg: Vec::new(),
-                budgets,
-                regressions: Regressions::default(),
-                vars: IndexMap::new(),
-            }],
+            profiles: vec![Profile::plain(PREBUILT_PROFILE, &budgets, Regressions::default(), IndexMap::new())],
             timeout,
             regions: Vec::new(),
             stack_probe: false,
