@@ -210,7 +210,8 @@ fn measure_cell(
     report.memory = Some(MemoryReport::analyze(&image, Some(&board.regions()), TOP_SYMBOLS));
     report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
     report.toolchain = crate::analyze::toolchain(&image);
-    let (stack_static, ignored) = static_stack(&image, board, &scenario.source);
+    let annotations = crate::analyze::stack::annotation_file(&scenario.source, &cell.profile.name);
+    let (stack_static, ignored) = static_stack(&image, board, annotations.as_deref());
     report.stack_static = Some(stack_static);
     report.annotations_ignored = ignored;
 
@@ -416,13 +417,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The static bound with the scenario's annotation file (`kat.yaml` → `kat.stack.yaml`) when
-/// it has one, and the annotation entries this ELF has no function for. Never fails the run: an
-/// analysis problem is reported as an unbounded result.
-fn static_stack(image: &ElfImage, board: &Board, scenario_source: &Path) -> (StaticStack, Vec<Ignored>) {
+/// The static bound with the cell's annotation file (`kat.yaml` → `kat.speed.stack.yaml` or
+/// `kat.stack.yaml`) when it has one, and the annotation entries this ELF has no function for.
+/// Never fails the run: an analysis problem is reported as an unbounded result.
+fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> (StaticStack, Vec<Ignored>) {
     use mcubench_stack::Bound;
-    let annotations = mcubench_stack::annotations::path_for_scenario(scenario_source);
-    let annotations = annotations.is_file().then_some(annotations.as_path());
     match crate::analyze::stack::analyze(image, board, annotations) {
         Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),
         Ok((report, ignored)) => {

@@ -366,6 +366,33 @@ fn a_make_built_matrix_runs_four_cells_from_one_scenario() {
     );
 }
 
+/// Each matrix variant may have an annotation file of its own (`NAME.VARIANT.stack.yaml`) beside
+/// the scenario's shared one: an entry in one variant's file that names no function is refused
+/// (exit 2) naming that file, so it is read for that variant alone.
+#[test]
+fn a_matrix_variant_reads_its_own_annotation_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = common::repo().join("firmware/c/matrix");
+    let scenario = dir.path().join("m.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "name: m\nfirmware:\n  command: make -s -C {m} ALG={{alg}} OPT={{opt}}\n  elf: {m}/build/{{alg}}-{{opt}}.elf\n\
+             matrix: {{ alg: [crc32], opt: [O2, Os] }}\nboards: [mps2-an386]\nverdict: {{ expect: ['^PASS: '] }}\n",
+            m = matrix.display()
+        ),
+    )
+    .unwrap();
+    let (code, _, raw) = run_json(&scenario, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    std::fs::write(dir.path().join("m.crc32-Os.stack.yaml"), "recursion: { no_such_function: 2 }\n").unwrap();
+    let out = common::mcubench().args(["run", "--quiet"]).arg(&scenario).output().unwrap();
+    let raw = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{raw}");
+    assert!(raw.contains("m.crc32-Os.stack.yaml"), "{raw}");
+    assert!(raw.contains("no_such_function"), "{raw}");
+}
+
 /// Real third-party C in the test suite: Mbed TLS's unmodified self-test, from Debian's source
 /// package, as a scenario whose verdict is the program's own "[ All tests PASS ]" and exit 0.
 #[test]

@@ -274,11 +274,21 @@ impl Ignored {
     }
 }
 
-/// The entries ignored in every one of `per_build` (the ignored entries of each analysed build):
-/// names no build has, i.e. typos or stale entries rather than inlining.
-pub fn unknown_everywhere(per_build: &[&[Ignored]]) -> Vec<Ignored> {
-    let Some((first, rest)) = per_build.split_first() else { return Vec::new() };
-    first.iter().filter(|i| rest.iter().all(|b| b.iter().any(|j| j.same_entry(i)))).cloned().collect()
+/// The entries that every build which read their file ignored: names no such build has, i.e.
+/// typos or stale entries rather than inlining. `per_build` is each analysed build's annotation
+/// file (if it read one) and the entries it ignored.
+pub fn unknown_everywhere(per_build: &[(Option<&Path>, &[Ignored])]) -> Vec<Ignored> {
+    let mut out: Vec<Ignored> = Vec::new();
+    for i in per_build.iter().flat_map(|(_, ignored)| ignored.iter()) {
+        if out.iter().any(|o| o.same_entry(i)) {
+            continue;
+        }
+        let mut readers = per_build.iter().filter(|(file, _)| *file == Some(i.file.as_path()));
+        if readers.all(|(_, ignored)| ignored.iter().any(|j| j.same_entry(i))) {
+            out.push(i.clone());
+        }
+    }
+    out
 }
 
 impl std::fmt::Display for Ignored {
@@ -354,7 +364,8 @@ mod tests {
         // `typo` is in no build; `inlined` is missing from the size build only.
         let speed = [entry("typo", "speed.elf")];
         let size = [entry("inlined", "size.elf"), entry("typo", "size.elf")];
-        let unknown = unknown_everywhere(&[&speed, &size]);
+        let file = Some(Path::new("s.stack.yaml"));
+        let unknown = unknown_everywhere(&[(file, &speed), (file, &size)]);
         assert_eq!(unknown, [entry("typo", "speed.elf")]);
         assert!(unknown_everywhere(&[]).is_empty());
         assert_eq!(
@@ -362,6 +373,10 @@ mod tests {
             "s.stack.yaml: recursion function `typo` is not a function of speed.elf (names are symbols or \
              demangled names without hash, as `mcubench stack` prints)"
         );
+        // A file read by one build only (a matrix variant's own): that build decides.
+        let other = [entry("inlined", "other.elf")];
+        let unknown = unknown_everywhere(&[(file, &other), (Some(Path::new("general.stack.yaml")), &[])]);
+        assert_eq!(unknown, [entry("inlined", "other.elf")]);
     }
 
     #[test]

@@ -43,6 +43,18 @@ pub struct Cell {
     pub report: StackReport,
     /// Annotation entries this ELF has no function for.
     pub ignored: Vec<Ignored>,
+    /// The annotation file this cell read, if any.
+    pub annotations: Option<std::path::PathBuf>,
+}
+
+/// The annotation file of a scenario's cell: `NAME.PROFILE.stack.yaml` next to the scenario when
+/// it exists (a build-matrix variant or profile of its own), else `NAME.stack.yaml` when that
+/// exists.
+pub fn annotation_file(scenario: &Path, profile: &str) -> Option<std::path::PathBuf> {
+    let general = mcubench_stack::annotations::path_for_scenario(scenario);
+    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    let specific = scenario.with_file_name(format!("{stem}.{profile}.stack.yaml"));
+    [specific, general].into_iter().find(|p| p.is_file())
 }
 
 /// Whether `path` names a scenario (`.yaml`/`.yml`) rather than an ELF.
@@ -65,16 +77,15 @@ pub fn analyze_scenario(
     use crate::Error::Input;
     let mut s = crate::config::scenario::Scenario::load(path).map_err(|e| Input(e.to_string()))?;
     s.restrict(boards, profiles).map_err(Input)?;
-    let own = mcubench_stack::annotations::path_for_scenario(path);
-    let annotations = annotations.map(Path::to_path_buf).or_else(|| own.is_file().then_some(own));
     let source = crate::build::ElfSource::new(&s.firmware)?;
     let mut cells = Vec::new();
     for &b in &s.boards {
         for p in &s.profiles {
             let elf = source.elf(b, p)?;
             let image = ElfImage::read(&elf).map_err(|e| Input(e.to_string()))?;
-            let (report, ignored) = analyze(&image, b, annotations.as_deref()).map_err(Input)?;
-            cells.push(Cell { board: b.name.to_string(), profile: p.name.clone(), elf, report, ignored });
+            let file = annotations.map(Path::to_path_buf).or_else(|| annotation_file(path, &p.name));
+            let (report, ignored) = analyze(&image, b, file.as_deref()).map_err(Input)?;
+            cells.push(Cell { board: b.name.to_string(), profile: p.name.clone(), elf, report, ignored, annotations: file });
         }
     }
     Ok(cells)

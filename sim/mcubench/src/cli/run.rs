@@ -185,14 +185,18 @@ pub fn run(a: RunArgs) -> Result<Exit, Error> {
     }
     // The scenario's stack annotation file is input too: malformed, it is refused before any
     // work; naming a function no cell has, after the run and before any report.
-    let annotations = mcubench_stack::annotations::path_for_scenario(&scenario.source);
-    if annotations.is_file() {
-        mcubench_stack::annotations::AnnotationFile::load(&annotations)?;
+    for profile in &scenario.profiles {
+        if let Some(file) = crate::analyze::stack::annotation_file(&scenario.source, &profile.name) {
+            mcubench_stack::annotations::AnnotationFile::load(&file)?;
+        }
     }
     let report = run_scenario(&scenario, &options);
     if options.shard.is_none() {
         // A shard sees only some builds: a name may live in another shard's.
-        let per_build: Vec<&[_]> = report.cells.iter().map(|c| c.annotations_ignored.as_slice()).collect();
+        let files: Vec<_> =
+            report.cells.iter().map(|c| crate::analyze::stack::annotation_file(&scenario.source, &c.profile)).collect();
+        let per_build: Vec<_> =
+            report.cells.iter().zip(&files).map(|(c, f)| (f.as_deref(), c.annotations_ignored.as_slice())).collect();
         let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
         if !unknown.is_empty() {
             return Err(args::unknown_annotations(&unknown, report.cells.len()));

@@ -41,7 +41,7 @@ pub fn run(a: StackArgs) -> Result<Exit, Error> {
             &a.profile.into_iter().collect::<Vec<_>>(),
             a.annotations.as_deref(),
         )?;
-        let per_build: Vec<&[_]> = cells.iter().map(|c| c.ignored.as_slice()).collect();
+        let per_build: Vec<_> = cells.iter().map(|c| (c.annotations.as_deref(), c.ignored.as_slice())).collect();
         let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
         if !unknown.is_empty() {
             return Err(args::unknown_annotations(&unknown, cells.len()));
