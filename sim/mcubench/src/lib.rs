@@ -5,21 +5,22 @@
 //!
 //! ```text
 //! config ──► build ──► exec ──► judge ──► analyze ──► report ──► gate
-//! (scenario, (cargo)   (QEMU,   (protocol, (memory,    (model,     (budgets)
-//!  boards,              plugin,  verdict)   static      formats)
-//!  vectors)             contain)            stack)
+//! (scenario, (cargo,   (QEMU,   (protocol, (memory,    (model,     (budgets)
+//!  boards,    command)  plugin,  console,  static      formats)
+//!  rules)              contain) verdict)   stack)
 //! ```
 //!
-//! - [`config`]: scenario files, boards, sizes and durations, budgets, KAT vectors.
-//! - [`build`]: builds a scenario's firmware for a board × profile.
-//! - [`exec`]: runs an ELF under QEMU (contained or not) with the TCG plugin.
-//! - [`judge`]: the firmware's result records and the run's verdict.
-//! - [`analyze`]: what the ELF shows without running it (static stack bound, toolchain).
+//! - [`config`]: scenario files, boards, units, verdict rules, budgets, KAT vectors.
+//! - [`build`]: where a cell's ELF comes from: cargo, a build command over matrix variables, or
+//!   a prebuilt file.
+//! - [`exec`]: runs an ELF under QEMU (contained or not) with the TCG plugin; one `execute`.
+//! - [`judge`]: the firmware's result records, its console, and the run's verdict.
+//! - [`analyze`]: what the ELF shows without running it (static stack bound, toolchain, fit).
 //! - [`report`]: the report model and its formats (table, JSON, Markdown, JUnit, OpenMetrics).
 //! - [`gate`]: budgets and regression limits against the measurements.
 //! - [`pipeline`] drives these stages for every cell of a scenario's matrix; [`shard`] picks a
 //!   slice of that matrix; [`diff`] compares two reports; [`profile`] runs one cell for a flame
-//!   graph.
+//!   graph; [`error`] says whose fault a failure is.
 //!
 //! [`cli`] is the command line; the `mcubench` binary only calls [`cli::main`].
 
