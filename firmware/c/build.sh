@@ -32,18 +32,20 @@ echo "built $OUT/kat-crc32.elf"
 "$CC" "${CFLAGS[@]}" -DCRC32_TABLE "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-table.elf"
 echo "built $OUT/kat-crc32-table.elf"
-# The same KATs with nothing inlined: `crc32` stays a function of its own, called once per KAT, as
-# in a third-party ELF without region markers (the function-region tests measure it by name).
-"$CC" "${CFLAGS[@]}" -fno-inline "${MPS2_LD[@]}" -Wl,--gc-sections \
+# The same KATs with nothing inlined and no region markers (-DMCUBENCH_NO_REGIONS): `crc32` stays
+# a function of its own, called once per KAT, as in a third-party ELF without region markers (the
+# function-region tests measure it by name; its KAT counts come from SysTick ticks).
+"$CC" "${CFLAGS[@]}" -fno-inline -DMCUBENCH_NO_REGIONS "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-noinline.elf"
 echo "built $OUT/kat-crc32-noinline.elf"
 
 # stack-test: constructs for the static stack analyzer, for mps2-an386 (Cortex-M4F, hard float).
 # Compiled with -fstack-usage; the .su files (and objects) stay in OUTDIR/stack-test-obj for the
-# analyzer's differential test against GCC.
+# analyzer's differential test against GCC. Without region markers (-DMCUBENCH_NO_REGIONS): its
+# hand-derived frames (stack-test/EXPECTED.md) are of the header's code without them.
 ST=$OUT/stack-test-obj
 mkdir -p "$ST"
-STFLAGS=("${CFLAGS[@]}" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -fstack-usage)
+STFLAGS=("${CFLAGS[@]}" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -DMCUBENCH_NO_REGIONS -fstack-usage)
 for f in startup main; do
     "$CC" "${STFLAGS[@]}" -c "$HERE/stack-test/$f.c" -o "$ST/$f.o"
 done
@@ -107,3 +109,37 @@ NFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction
 "$CC" "${NFLAGS[@]}" -DGUEST_OPEN='"/proc/sys/vm/overcommit_memory"' "$HERE/newlib-calltree/main.c" \
     -o "$OUT/newlib-calltree-open.elf"
 echo "built $OUT/newlib-calltree*.elf"
+
+# kat-float: single-precision KATs built for hard float (-mfloat-abi=hard, VFP instructions and
+# the hard-float calling convention) on mps2-an386 (Cortex-M4F); kat-crc32/startup.c enables the
+# FPU at reset because __ARM_FP is defined. kat-float-fpu-off: the same with -DSTARTUP_FPU_OFF,
+# so its first FP instruction faults (UsageFault NOCP escalated to HardFault), for the test of
+# the fault message.
+FFLAGS=("${CFLAGS[@]}" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -fno-math-errno)
+"$CC" "${FFLAGS[@]}" "${MPS2_LD[@]}" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kat-float/main.c" -o "$OUT/kat-float.elf"
+"$CC" "${FFLAGS[@]}" -DSTARTUP_FPU_OFF "${MPS2_LD[@]}" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kat-float/main.c" -o "$OUT/kat-float-fpu-off.elf"
+echo "built $OUT/kat-float.elf $OUT/kat-float-fpu-off.elf"
+
+# parity-<layout>-<opt>[-lto]: mcubench.h's region markers in every optimisation level, with and
+# without LTO, and with MCUBENCH_IMPL in the KAT file (`same`) or in a file of its own
+# (`separate`); CRC-32 KATs (firmware/c/parity) on mps2-an386, for sim/mcubench/tests/c_parity.rs.
+# The four builds of one optimisation level run in parallel (a failed one fails the script).
+for opt in O0 O2 O3 Os; do
+    pids=()
+    for lto in "" -lto; do
+        PFLAGS=("${CFLAGS[@]/-O2/-$opt}")
+        [ -n "$lto" ] && PFLAGS+=(-flto)
+        "$CC" "${PFLAGS[@]}" -DPARITY_IMPL_HERE "${MPS2_LD[@]}" -Wl,--gc-sections \
+            "$HERE/kat-crc32/startup.c" "$HERE/parity/kats.c" "$HERE/parity/ops.c" "$HERE/parity/crc32.c" \
+            -o "$OUT/parity-same-$opt$lto.elf" &
+        pids+=($!)
+        "$CC" "${PFLAGS[@]}" "${MPS2_LD[@]}" -Wl,--gc-sections \
+            "$HERE/kat-crc32/startup.c" "$HERE/parity/kats.c" "$HERE/parity/impl.c" "$HERE/parity/ops.c" \
+            "$HERE/parity/crc32.c" -o "$OUT/parity-separate-$opt$lto.elf" &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+done
+echo "built $OUT/parity-*.elf"

@@ -19,6 +19,20 @@
  * so they include malloc's chunk headers, alignment and fragmentation: the RAM actually taken.
  * Opt-in because it changes the code of mb_measure, mb_kat and mb_end, whose frames and counts
  * the reports of existing firmware (and the stack analyzer's tests) depend on.
+ *
+ * Region markers (on by default): mb_measure runs each operation between
+ * mcubench_region_enter(id) and mcubench_region_exit(id), ids 0, 1, 2, ... in call order, and
+ * mb_kat writes the id as `region=`, so the host takes each KAT's instruction count exactly (and
+ * its cycle estimate) from its QEMU plugin instead of from SysTick ticks, as for Rust firmware.
+ * The markers are defined in the MCUBENCH_IMPL file with external linkage and
+ * noipa/noinline/used (see "region markers" below), so no optimisation level, file layout or
+ * -flto can inline, clone (.constprop/.isra) or rename them. `#define MCUBENCH_NO_REGIONS`
+ * before every inclusion (or -DMCUBENCH_NO_REGIONS) builds firmware without any marker, whose
+ * KAT counts then come from ticks (as for a third-party ELF).
+ *
+ * Start-up: on a core with an FPU, enable it (CPACR CP10/CP11 full access, then DSB/ISB) before
+ * the first floating-point instruction, as firmware/c/kat-crc32/startup.c does when built with
+ * __ARM_FP; otherwise that instruction faults with UsageFault NOCP (escalated to HardFault).
  */
 #ifndef MCUBENCH_H
 #define MCUBENCH_H
@@ -251,6 +265,43 @@ static inline uint32_t mb_whole_run_stack(void)
     return (uint32_t)(top - low);
 }
 
+/* ---- region markers (docs/src/reference/protocol.md, "Region markers") ----------------- */
+
+/* One word per region id; mcubench_region_enter(id) stores 1 and mcubench_region_exit(id)
+ * stores 0 (different values, so the compiler never merges the two functions), each with one
+ * volatile store and nothing else touching the array; ids >= MB_REGION_COUNT store nothing.
+ * The host's QEMU plugin finds both functions and the array by symbol name and counts the
+ * instructions (and estimates the cycles) between the two stores. Unreferenced, they are
+ * removed by --gc-sections, so firmware that never marks a region has no markers.
+ *
+ * The plugin watches the stores of the functions with exactly these names, so the compiler must
+ * keep them as they are, wherever they are defined relative to their callers:
+ *  - noipa (GCC >= 8): callers are optimised as if the body were unknown and the body as if the
+ *    callers were unknown: no inlining, no cloning (`mcubench_region_enter.constprop.0`, which
+ *    -O3 makes from calls with a constant id when the definition is in the same file or -flto
+ *    puts it there, and whose stores the plugin would never see), no identical-code folding,
+ *    and no IPA knowledge of what the call does not touch (so no memory access of the measured
+ *    code moves across a marker call);
+ *  - used: the symbol counts as referenced from outside, so -flto keeps it external under its
+ *    own name (not localised, not renamed `.lto_priv.N`); --gc-sections may still drop it
+ *    (GCC's `used` sets no SHF_GNU_RETAIN);
+ *  - noinline: for compilers without noipa (clang, which clones no external function).
+ * The attributes are on the declarations too, so every caller in any translation unit sees them. */
+#define MB_REGION_COUNT 256u
+#define MB_NO_REGION UINT32_MAX
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ < 8)
+#define MB_MARKER __attribute__((noinline, used))
+#else
+#define MB_MARKER __attribute__((noipa, noinline, used))
+#endif
+extern volatile uint32_t MCUBENCH_REGIONS[MB_REGION_COUNT];
+MB_MARKER void mcubench_region_enter(uint32_t id);
+MB_MARKER void mcubench_region_exit(uint32_t id);
+#ifndef MCUBENCH_NO_REGIONS
+/* The id mb_measure uses next (one counter for the whole program, in the MCUBENCH_IMPL file). */
+extern uint32_t mb_next_region;
+#endif
+
 typedef struct {
     uint64_t ticks;
     uint32_t stack;
@@ -260,10 +311,17 @@ typedef struct {
     uint32_t heap;
     int heap_used;
 #endif
+#ifndef MCUBENCH_NO_REGIONS
+    /* The region id the operation ran in (written as `region=`), MB_NO_REGION once all
+     * MB_REGION_COUNT ids are used (the host then falls back to the ticks). */
+    uint32_t region;
+#endif
 } mb_measurement;
 
 /* Runs op(ctx) between two tick reads, with the window below the caller's SP painted first
- * (registers-only loop, interrupts masked, only below its own SP) and scanned afterwards. */
+ * (registers-only loop, interrupts masked, only below its own SP) and scanned afterwards.
+ * Between the tick reads, op runs inside region markers with the next region id (0, 1, 2, ...
+ * in call order; none with MCUBENCH_NO_REGIONS), for the host's exact instruction count. */
 static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(void *), void *ctx)
 {
     uintptr_t sp, top, bottom = ((uintptr_t)MB_STACK_FLOOR() + 3) & ~(uintptr_t)3;
@@ -295,8 +353,19 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
     uintptr_t heap0 = mb_heap_brk ? mb_heap_brk : mb_heap_base();
     mb_heap_op_peak = heap0;
 #endif
+#ifndef MCUBENCH_NO_REGIONS
+    uint32_t region = mb_next_region;
+    if (region < MB_REGION_COUNT) mb_next_region = region + 1;
+    else region = MB_NO_REGION;
+#endif
     uint64_t t0 = mb_ticks();
+#ifndef MCUBENCH_NO_REGIONS
+    mcubench_region_enter(region);
     op(ctx);
+    mcubench_region_exit(region);
+#else
+    op(ctx);
+#endif
     uint64_t t1 = mb_ticks();
     m.ticks = t1 - t0;
     m.stack = (uint32_t)(top - mb_first_dirty(lo, top));
@@ -304,21 +373,11 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
     m.heap = mb_heap_op_peak > heap0 ? (uint32_t)(mb_heap_op_peak - heap0) : 0;
     m.heap_used = mb_heap_brk != 0;
 #endif
+#ifndef MCUBENCH_NO_REGIONS
+    m.region = region;
+#endif
     return m;
 }
-
-/* ---- region markers (docs/src/reference/protocol.md, "Region markers") ----------------- */
-
-/* One word per region id; mcubench_region_enter(id) stores 1 and mcubench_region_exit(id)
- * stores 0 (different values, so the compiler never merges the two functions), each with one
- * volatile store and nothing else touching the array; ids >= MB_REGION_COUNT store nothing.
- * The host's QEMU plugin finds both functions and the array by symbol name and counts the
- * instructions (and estimates the cycles) between the two stores. Unreferenced, they are
- * removed by --gc-sections, so firmware that never marks a region has no markers. */
-#define MB_REGION_COUNT 256u
-extern volatile uint32_t MCUBENCH_REGIONS[MB_REGION_COUNT];
-void mcubench_region_enter(uint32_t id);
-void mcubench_region_exit(uint32_t id);
 
 /* ---- session ---------------------------------------------------------------------------- */
 
@@ -352,6 +411,9 @@ static inline int mb_kat(mb_session *s, const char *id, const char *alg, const c
 #ifdef MCUBENCH_HEAP
     if (m.heap_used) mb_dec(&l, "heap", m.heap);
 #endif
+#ifndef MCUBENCH_NO_REGIONS
+    if (m.region < MB_REGION_COUNT) mb_dec(&l, "region", m.region);
+#endif
     mb_hex(&l, "out", out, n);
     if (!pass) mb_hex(&l, "expected", expected, n);
     mb_emit(&l);
@@ -376,17 +438,21 @@ static inline __attribute__((noreturn)) void mb_end(mb_session *s)
 /* ---- exception handlers (one translation unit) ------------------------------------------ */
 
 #ifdef MCUBENCH_IMPL
-volatile uint32_t MCUBENCH_REGIONS[MB_REGION_COUNT];
+#ifndef MCUBENCH_NO_REGIONS
+/* `used`: kept external under this name by -flto, like the two functions. */
+__attribute__((used)) volatile uint32_t MCUBENCH_REGIONS[MB_REGION_COUNT];
+uint32_t mb_next_region;
 
-__attribute__((noinline)) void mcubench_region_enter(uint32_t id)
+MB_MARKER void mcubench_region_enter(uint32_t id)
 {
     if (id < MB_REGION_COUNT) MCUBENCH_REGIONS[id] = 1;
 }
 
-__attribute__((noinline)) void mcubench_region_exit(uint32_t id)
+MB_MARKER void mcubench_region_exit(uint32_t id)
 {
     if (id < MB_REGION_COUNT) MCUBENCH_REGIONS[id] = 0;
 }
+#endif
 
 volatile uint32_t mb_systick_wraps;
 uintptr_t mb_low_water = UINTPTR_MAX;

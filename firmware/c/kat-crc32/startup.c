@@ -1,4 +1,5 @@
-/* Vector table and reset handler for the C KAT firmware (Cortex-M, no C library start-up). */
+/* Vector table and reset handler for the C KAT firmware (Cortex-M, no C library start-up), also
+ * used by hostile-*, kernels-*, heap-test and kat-float (firmware/c/build.sh). */
 #include <stdint.h>
 
 extern uint32_t __data_start[], __data_end[], __data_load[], __bss_start[], __bss_end[];
@@ -13,11 +14,29 @@ void Default_Handler(void);
 #endif
 void SVC_HANDLER(void);
 
-/* Paints the whole stack with 0xcccccccc before anything uses it (registers only), then
- * initialises .data/.bss and calls main. */
+/* On a core with an FPU (built with __ARM_FP: -mfloat-abi=hard or softfp), the reset handler
+ * first gives CP10/CP11 (the FPU) full access in CPACR, so floating-point code runs; without it
+ * the first FP instruction faults (UsageFault NOCP, escalated to HardFault). -DSTARTUP_FPU_OFF
+ * leaves the FPU off, for the test that shows that fault. */
+#if defined(__ARM_FP) && !defined(STARTUP_FPU_OFF)
+/* CPACR (0xE000ED88): CP10 = bits 21:20, CP11 = bits 23:22, 0b11 = full access. The DSB makes
+ * the write complete and the ISB refetches, so the next instruction may be an FP one. */
+#define ENABLE_FPU "ldr r0, =0xE000ED88\n"           \
+                   "ldr r1, [r0]\n"                  \
+                   "orr r1, r1, #(0xF << 20)\n"      \
+                   "str r1, [r0]\n"                  \
+                   "dsb\n"                           \
+                   "isb\n"
+#else
+#define ENABLE_FPU ""
+#endif
+
+/* Enables the FPU (FPU builds), paints the whole stack with 0xcccccccc before anything uses it
+ * (registers only), then initialises .data/.bss and calls main. */
 __attribute__((naked, noreturn)) void Reset_Handler(void)
 {
-    __asm__ volatile("ldr r0, =__stack_bottom\n"
+    __asm__ volatile(ENABLE_FPU
+                     "ldr r0, =__stack_bottom\n"
                      "ldr r1, =__stack_top\n"
                      "ldr r2, =0xcccccccc\n"
                      "1: cmp r0, r1\n"

@@ -123,8 +123,9 @@ fn a_plugin_that_refuses_its_arguments_is_loud() {
 
 #[test]
 fn firmware_without_markers_falls_back_to_ticks() {
-    // The C firmware defines no region markers: its counts are tick-derived and labelled so.
-    let elf = common::c_firmware("kat-crc32");
+    // This C firmware is built without region markers (-DMCUBENCH_NO_REGIONS): its counts are
+    // tick-derived and labelled so.
+    let elf = common::c_firmware("kat-crc32-noinline");
     let scenario = Scenario::for_elf(
         &elf,
         mcubench::Board::find("mps2-an386").unwrap(),

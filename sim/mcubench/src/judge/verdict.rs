@@ -156,12 +156,11 @@ pub fn judge_run(
         return Verdict::new(
             Outcome::Fault,
             format!(
-                "HardFault at pc=0x{:08x} ({}), lr=0x{:08x}, cfsr=0x{:08x}, hfsr=0x{:08x}",
+                "HardFault at pc=0x{:08x} ({}), lr=0x{:08x}, {}",
                 f.pc,
                 symbolize(f.pc),
                 f.lr,
-                f.cfsr,
-                f.hfsr
+                crate::judge::fault::status_text(f.cfsr, f.hfsr)
             ),
         );
     }
@@ -359,6 +358,12 @@ mod tests {
         let v = verdict(ProcessEnd::Exited(1), &fault, "");
         assert_eq!(v.outcome, Outcome::Fault);
         assert!(v.message.contains("pc=0x00000100 (f@100)"), "{}", v.message);
+        // Fault status in words (judge/fault.rs): the FPU left disabled.
+        let nocp = fault.replace("cfsr=0x00000000 hfsr=0x00000000", "cfsr=0x00080000 hfsr=0x40000000");
+        let v = verdict(ProcessEnd::Exited(1), &nocp, "");
+        let words = "cfsr=0x00080000 (UsageFault: NOCP — coprocessor access while the FPU is disabled";
+        assert!(v.message.contains(words), "{}", v.message);
+        assert!(v.message.contains("hfsr=0x40000000 (FORCED — "), "{}", v.message);
 
         let v = verdict(ProcessEnd::Exited(134), BEGIN, "qemu: fatal: Lockup: can't escalate\nR15=00000200 \n");
         assert_eq!(v.outcome, Outcome::Fault);

@@ -13,7 +13,7 @@ ST=$OUT/stack-test-obj
 mkdir -p "$ST"
 FLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror
        -ffunction-sections -fdata-sections -ffreestanding -nostartfiles --specs=nano.specs
-       -I "$FW/include" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -fstack-usage)
+       -I "$FW/include" -mfloat-abi=hard -mfpu=fpv4-sp-d16 -DMCUBENCH_NO_REGIONS -fstack-usage)
 for f in startup main; do
     "$CC" "${FLAGS[@]}" -c "$FW/stack-test/$f.c" -o "$ST/$f.o"
 done
