@@ -45,7 +45,7 @@ fn third_party_src() -> PathBuf {
 fn mbedtls_selftest() -> PathBuf {
     static ELF: OnceLock<PathBuf> = OnceLock::new();
     ELF.get_or_init(|| {
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mbedtls-{}", std::process::id()));
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mbedtls");
         let status = Command::new("bash")
             .arg(common::repo().join("firmware/c/third-party/build-mbedtls.sh"))
             .arg(&out)

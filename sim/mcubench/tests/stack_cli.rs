@@ -85,7 +85,7 @@ fn bad_filters_and_missing_board_are_usage_errors() {
 fn stack_test_elf() -> &'static PathBuf {
     static ELF: OnceLock<PathBuf> = OnceLock::new();
     ELF.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("stack-cli-{}", std::process::id()));
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stack-cli");
         let ok = Command::new("bash")
             .arg(repo().join("sim/stack/tests/corpus/build-stack-test.sh"))
             .arg(&out)

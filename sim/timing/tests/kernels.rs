@@ -38,6 +38,7 @@ fn assemble(file: &str, cpu: &str, extra: &[&str], arch: Arch, fpu: bool) -> Ker
         .expect("arm-none-eabi-as runs; install it with `bash ci/setup.sh`");
     assert!(status.success(), "assembling {}", src.display());
     let bytes = std::fs::read(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
     let obj = object::File::parse(&*bytes).unwrap();
     let text = obj.section_by_name(".text").unwrap().data().unwrap().to_vec();
     let symbols = obj.symbols().filter_map(|s| Some((s.name().ok()?.to_string(), (s.address() & !1) as u32))).collect();
