@@ -183,14 +183,18 @@ pub fn build(
     board: &Board,
     profile: &Profile,
 ) -> Result<PathBuf, BuildError> {
-    let target_dir = target_root.join("mcubench").join(format!("{}-{}", board.layout.name, profile.name));
+    // One directory per memory layout, profile and feature/cfg set: two builds that differ in
+    // any of them (two scenarios, or two tests at once) never overwrite each other's ELF.
+    let mut features: Vec<&str> = firmware.features.iter().map(String::as_str).collect();
+    features.extend(profile.features.iter().map(String::as_str));
+    let settings = format!("{features:?} {:?} {:?}", profile.cfg, profile.opt_level);
+    let target_dir = target_root
+        .join("mcubench")
+        .join(format!("{}-{}-{:08x}", board.layout.name, profile.name, fnv1a(settings.as_bytes())));
     std::fs::create_dir_all(&target_dir).map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
     let memory_x = target_dir.join("memory.x");
     write_if_changed(&memory_x, board.layout.memory_x().as_bytes())
         .map_err(|source| BuildError::Write { path: memory_x.clone(), source })?;
-
-    let mut features: Vec<&str> = firmware.features.iter().map(String::as_str).collect();
-    features.extend(profile.features.iter().map(String::as_str));
 
     let mut cmd = Command::new("cargo");
     cmd.current_dir(firmware.package_dir)
@@ -226,6 +230,12 @@ pub fn build(
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == firmware.bin)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .ok_or_else(|| BuildError::NoArtifact { bin: firmware.bin.into(), board: board.name.into() })
+}
+
+/// A small stable hash for directory names (FNV-1a, 32 bits): the same settings always give the
+/// same directory, across processes and toolchains.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
 /// Writing identical bytes would bump the mtime and make cargo rerun build scripts.
