@@ -39,6 +39,17 @@ echo "built $OUT/kat-crc32-table.elf"
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-noinline.elf"
 echo "built $OUT/kat-crc32-noinline.elf"
 
+# The same KATs linked for the other layouts (linker/<layout>/memory.x), each for its board's core:
+# lm3s6965evb (Cortex-M3, flash 0x0 256K / SRAM 0x20000000 64K) and mps2-an505 (the Secure aliases
+# 0x10000000 / 0x38000000; Cortex-M33; runs on mps2-an505 and mps2-an521).
+KAT_LAYOUT_FLAGS=(-mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
+                  -nostartfiles --specs=nano.specs -I "$HERE/include" -T "$HERE/link.ld" -Wl,--gc-sections)
+"$CC" -mcpu=cortex-m3 "${KAT_LAYOUT_FLAGS[@]}" -L "$LINKER/lm3s6965evb" \
+    "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-lm3s6965evb.elf"
+"$CC" -mcpu=cortex-m33 -mfloat-abi=soft "${KAT_LAYOUT_FLAGS[@]}" -L "$LINKER/mps2-an505" \
+    "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-mps2-an505.elf"
+echo "built $OUT/kat-crc32-{lm3s6965evb,mps2-an505}.elf"
+
 # stack-test: constructs for the static stack analyzer, for mps2-an386 (Cortex-M4F, hard float).
 # Compiled with -fstack-usage; the .su files (and objects) stay in OUTDIR/stack-test-obj for the
 # analyzer's differential test against GCC. Without region markers (-DMCUBENCH_NO_REGIONS): its

@@ -254,6 +254,78 @@ fn an_elf_without_symbols_still_runs() {
     "name: s\nfirmware: { command: make }\nboards: [mps2-an386]\n",
     "firmware.command: give the ELF it builds"
 )]
+#[case::user_board_overlap(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x10000, length: 64 KiB } }\n",
+    "s.yaml:7:13: boards[0].memory: flash 0x00000000..0x00040000 and ram 0x00010000..0x00020000 overlap"
+)]
+#[case::user_board_unknown_core(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m5\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "s.yaml:5:11: boards[0].core: unknown core `cortex-m5` (cortex-m0, cortex-m0+,"
+)]
+#[case::user_board_zero_size_region(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 0 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "s.yaml:7:22: boards[0].memory.flash: length is 0"
+)]
+#[case::user_board_past_32_bits(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0xfffff000, length: 64 KiB } }\n",
+    "boards[0].memory.ram: origin 0xfffff000 + length 0x10000 ends past 0xffffffff"
+)]
+#[case::user_board_named_like_a_built_in(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: netduinoplus2\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "s.yaml:4:11: boards[0].name: `netduinoplus2` is a built-in board"
+)]
+#[case::user_board_named_like_a_layout(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mps2\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "boards[0].name: `mps2` names a built-in memory layout"
+)]
+#[case::user_board_listed_twice(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n  - { name: mine, core: cortex-m3, qemu: { machine: lm3s6965evb }, memory: { flash: { origin: 0, length: 1 KiB }, ram: { origin: 0x20000000, length: 1 KiB } } }\n",
+    "boards: `mine` is listed twice"
+)]
+#[case::user_board_unknown_machine(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "s.yaml:6:22: boards[0].qemu.machine: unknown QEMU machine `lm3s6965`; mcubench runs on: lm3s6965evb,"
+)]
+#[case::user_board_wrong_cpu(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m4 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "s.yaml:6:11: boards[0].qemu: QEMU's lm3s6965evb takes only -cpu cortex-m3"
+)]
+#[case::user_board_core_the_cpu_cannot_run(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m4f\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "s.yaml:4:5: boards[0]: board `mine`: core cortex-m4f does not run on QEMU's lm3s6965evb"
+)]
+#[case::user_board_flash_the_machine_lacks(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0x08000000, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n",
+    "boards[0]: board `mine`: memory: flash 0x08000000..0x08040000 is not memory QEMU's lm3s6965evb maps"
+)]
+#[case::user_board_ram_larger_than_the_machines(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 128 KiB } }\n",
+    "memory: ram 0x20000000..0x20020000 is not RAM QEMU's lm3s6965evb maps"
+)]
+#[case::user_board_non_secure_flash(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m33\n    qemu: { machine: mps2-an505 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x38000000, length: 64 KiB } }\n",
+    "flash at 0x00000000 is Non-secure on mps2-an505"
+)]
+#[case::user_board_wrong_rust_target(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n    rust-target: thumbv7em-none-eabihf\n",
+    "rust-target `thumbv7em-none-eabihf` does not build code for a cortex-m3; use one of: thumbv7m-none-eabi, thumbv6m-none-eabi"
+)]
+#[case::user_board_zero_systick(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n    systick-hz: 0\n",
+    "s.yaml:8:17: boards[0].systick-hz: a SysTick clock of 0 Hz"
+)]
+#[case::user_board_unknown_key(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n    memory: { flash: { origin: 0, length: 256 KiB }, ram: { origin: 0x20000000, length: 64 KiB } }\n    clock: 1\n",
+    "s.yaml:8:5: boards[0]: unknown field `clock`, expected one of `name`, `core`, `qemu`, `memory`, `systick-hz`, `rust-target`"
+)]
+#[case::user_board_missing_memory(
+    "name: s\nfirmware: { elf: a.elf }\nboards:\n  - name: mine\n    core: cortex-m3\n    qemu: { machine: lm3s6965evb, cpu: cortex-m3 }\n",
+    "boards[0]: missing field `memory`"
+)]
+#[case::unknown_board_name(
+    "name: s\nfirmware: { elf: a.elf }\nboards: [lm3s6965]\n",
+    "s.yaml:3:10: boards[0]: unknown board `lm3s6965`; known boards: "
+)]
 fn a_bad_scenario_is_refused(#[case] yaml: &str, #[case] expected: &str) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(common::c_firmware("kat-crc32"), dir.path().join("a.elf")).unwrap();

@@ -3,7 +3,7 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_uint, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
@@ -20,8 +20,27 @@ use crate::cost::{self, TbCost};
 use crate::profile::{Functions, Profile, TbShape};
 use crate::regions::{At, Extra, Regions};
 
-/// Guest instructions executed; added to by generated code (single vCPU: plain adds suffice).
+/// Guest instructions executed; added to by generated code (one TCG thread: plain adds suffice).
 static INSNS: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the machine has more than one vCPU (the SSE-200 boards, e.g. mps2-an521: two
+/// Cortex-M33s, the second powered off at reset until the firmware releases it). The inline
+/// counters cannot tell vCPUs apart, so the counts are vCPU 0's only while no other vCPU runs
+/// code: an exec callback on every TB watches for one ([`on_vcpu_0`]).
+static MULTI_VCPU: AtomicBool = AtomicBool::new(false);
+
+/// The first vCPU other than 0 seen executing code (`u32::MAX`: none). Set, it voids the run's
+/// counts: the plugin says so at exit and writes no results.
+static OTHER_VCPU: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Notes a TB executed by `vcpu`; false (and the run's counts void) if it is not vCPU 0.
+fn on_vcpu_0(vcpu: c_uint) -> bool {
+    if vcpu == 0 {
+        return true;
+    }
+    let _ = OTHER_VCPU.compare_exchange(u32::MAX, vcpu, Ordering::Relaxed, Ordering::Relaxed);
+    false
+}
 
 /// Estimated cycles: each TB's `fall_through` by generated code, taken-branch refills by the
 /// exec callback of the next TB.
@@ -64,10 +83,12 @@ struct Shadow {
     calls: Calls,
 }
 
-/// The shadow stack, touched only from the (single) vCPU thread's callbacks and at exit.
+/// The shadow stack, touched only from vCPU 0's callbacks and at exit.
 struct ShadowCell(UnsafeCell<Shadow>);
-// SAFETY: the plugin refuses to run with more than one vCPU, so callbacks are never
-// concurrent; the exit callback runs after the vCPU stopped.
+// SAFETY: callbacks are never concurrent: mcubench always runs QEMU with `-icount`, under which
+// TCG runs every vCPU in one thread (round-robin), and on a machine with several vCPUs the
+// callbacks of any vCPU but 0 return before touching this; the exit callback runs after the
+// vCPUs stopped.
 unsafe impl Sync for ShadowCell {}
 static SHADOW: OnceLock<ShadowCell> = OnceLock::new();
 
@@ -106,7 +127,7 @@ struct Exceptions {
 }
 
 struct ExceptionsCell(UnsafeCell<Exceptions>);
-// SAFETY: as ShadowCell: one vCPU, callbacks never concurrent.
+// SAFETY: as ShadowCell: vCPU 0 only, callbacks never concurrent.
 unsafe impl Sync for ExceptionsCell {}
 static EXCEPTIONS: OnceLock<ExceptionsCell> = OnceLock::new();
 
@@ -198,10 +219,10 @@ fn check_host(info: &Info) -> Result<(), String> {
     }
     match &info.system {
         None => return Err("loaded into user-mode QEMU; mcubench runs system emulation".into()),
-        Some(s) if s.smp_vcpus != 1 => {
-            return Err(format!("{} vCPUs; the counters assume exactly one", s.smp_vcpus));
-        }
-        Some(_) => {}
+        Some(s) if s.smp_vcpus < 1 => return Err(format!("{} vCPUs", s.smp_vcpus)),
+        // Several vCPUs (an SSE-200's second Cortex-M33 starts powered off): counted as vCPU
+        // 0's while no other runs code (see MULTI_VCPU).
+        Some(s) => MULTI_VCPU.store(s.smp_vcpus > 1, Ordering::Relaxed),
     }
     Ok(())
 }
@@ -265,7 +286,10 @@ qemu_plugin::register!(McubenchPlugin);
 
 /// The exec callback of every TB when cycles are on: settles the previous TB's pending refill,
 /// leaves this TB's, and feeds the profile.
-unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
+unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
+    if !on_vcpu_0(vcpu) {
+        return;
+    }
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
     let exception = exceptions_step(tb);
@@ -316,10 +340,26 @@ unsafe extern "C" fn on_tb_exec(_vcpu: c_uint, userdata: *mut c_void) {
     }
 }
 
+/// The exec callback of every TB on a machine with several vCPUs when cycles are off (with
+/// cycles, [`on_tb_exec`] checks the vCPU): notes a vCPU other than 0 running code.
+unsafe extern "C" fn on_tb_exec_watch(vcpu: c_uint, _userdata: *mut c_void) {
+    on_vcpu_0(vcpu);
+}
+
 extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     let Some(state) = STATE.get() else { return };
     let tb = TranslationBlock::from(raw);
     let n = tb.size();
+    if state.timing.is_none() && MULTI_VCPU.load(Ordering::Relaxed) {
+        unsafe {
+            qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(
+                raw,
+                Some(on_tb_exec_watch),
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                std::ptr::null_mut(),
+            );
+        }
+    }
     qemu_plugin::qemu_plugin_register_vcpu_tb_exec_inline(
         tb.clone(),
         PluginOp::QEMU_PLUGIN_INLINE_ADD_U64,
@@ -482,6 +522,15 @@ fn probe_stores(tb: &TranslationBlock<'_>, stores: Option<&[bool]>, probe: &Stac
 
 fn on_exit(_id: qemu_plugin_id_t) {
     let Some(state) = STATE.get() else { return };
+    let other = OTHER_VCPU.load(Ordering::Relaxed);
+    if other != u32::MAX {
+        // The counters hold that vCPU's instructions too: no results rather than wrong ones.
+        eprintln!(
+            "mcubench-qemu-plugin: error: vCPU {other} ran code (the firmware started a second core); \
+             the counts cover vCPU 0 only, so this run has none"
+        );
+        return;
+    }
     let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
     let mut shadow = shadow();
     let probe = state.config.stack_probe.as_ref().map(|_| {

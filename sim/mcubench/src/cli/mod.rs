@@ -51,8 +51,9 @@ enum Command {
     /// Per-function self and inclusive estimated cycles of a whole run, with a folded-stacks file
     /// and a flame graph (SVG).
     Profile(profile::ProfileArgs),
-    /// List the boards mcubench can run on.
-    Boards,
+    /// List the boards mcubench can run on (with `--scenario`, the scenario's own boards too),
+    /// or print one board's memory.x.
+    Boards(boards::BoardsArgs),
 }
 
 /// Runs the parsed command line.
@@ -64,7 +65,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Size(a) => size::run(a),
         Command::Stack(a) => stack::run(a),
         Command::Profile(a) => profile::run(a),
-        Command::Boards => boards::run(),
+        Command::Boards(a) => boards::run(a),
     }
 }
 

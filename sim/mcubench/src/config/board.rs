@@ -1,7 +1,8 @@
 //! Boards mcubench can run on. A board is data: the Rust target, the QEMU machine and CPU, the
 //! memory map ([`Layout`]) and the SysTick clock that turns ticks into instructions under
 //! `-icount shift=0`. Adding a board is adding an entry to [`BOARDS`] (and a layout if it has a
-//! memory map of its own).
+//! memory map of its own); every board's machine is one of [`crate::config::machine::MACHINES`],
+//! which a test checks it against. A scenario can define boards of its own ([`Board::user`]).
 //!
 //! This file is the one source of the memory maps. The linker files are generated from it:
 //! `linker/<layout>/memory.x` ([`Layout::memory_x`]), which cortex-m-rt's `link.x` includes for the
@@ -44,6 +45,9 @@ pub struct Layout {
     pub flash: Region,
     /// `.data`, `.bss` and the stack (cortex-m-rt starts the stack at the end of RAM).
     pub ram: Region,
+    /// The scenario file that defines the layout's user board; `None` for the layouts of this
+    /// file (the ones under `linker/`).
+    pub defined_in: Option<&'static str>,
 }
 
 /// One region of a memory map.
@@ -62,6 +66,10 @@ impl Region {
     pub fn contains(&self, address: u64) -> bool {
         (self.origin..self.end()).contains(&address)
     }
+
+    pub fn overlaps(&self, other: &Region) -> bool {
+        self.origin < other.end() && other.origin < self.end()
+    }
 }
 
 const KIB: u64 = 1024;
@@ -78,12 +86,14 @@ const MPS2: Layout = Layout {
     ],
     flash: Region { origin: 0x0000_0000, length: 4 * MIB },
     ram: Region { origin: 0x2000_0000, length: 4 * MIB },
+    defined_in: None,
 };
 
 const MPS2_AN505: Layout = Layout {
     name: "mps2-an505",
     about: &[
-        "Arm MPS2 with the AN505 FPGA image (Cortex-M33, IoTKit) as modelled by QEMU.",
+        "Arm MPS2 with the AN505 FPGA image (Cortex-M33, IoTKit) or the AN521 image (SSE-200, two",
+        "Cortex-M33s, the second powered off at reset) as modelled by QEMU: both map the same memory.",
         "The M33 comes out of reset in the Secure state and QEMU's IDAU marks addresses with bit 28",
         "set as Secure. Code and data must therefore use the Secure aliases; linking at the",
         "non-secure aliases (0x00000000 / 0x28000000) makes the core lock up (QEMU aborts, exit 134).",
@@ -92,6 +102,7 @@ const MPS2_AN505: Layout = Layout {
     ],
     flash: Region { origin: 0x1000_0000, length: 4 * MIB },
     ram: Region { origin: 0x3800_0000, length: 4 * MIB },
+    defined_in: None,
 };
 
 const MICROBIT: Layout = Layout {
@@ -103,6 +114,7 @@ const MICROBIT: Layout = Layout {
     ],
     flash: Region { origin: 0x0000_0000, length: 256 * KIB },
     ram: Region { origin: 0x2000_0000, length: 16 * KIB },
+    defined_in: None,
 };
 
 const NETDUINOPLUS2: Layout = Layout {
@@ -115,6 +127,18 @@ const NETDUINOPLUS2: Layout = Layout {
     ],
     flash: Region { origin: 0x0800_0000, length: MIB },
     ram: Region { origin: 0x2000_0000, length: 128 * KIB },
+    defined_in: None,
+};
+
+const LM3S6965EVB: Layout = Layout {
+    name: "lm3s6965evb",
+    about: &[
+        "TI Stellaris LM3S6965 evaluation board (Cortex-M3) as modelled by QEMU, the board of",
+        "Zephyr's qemu_cortex_m3: 256 KiB of flash at 0x00000000 and 64 KiB of SRAM at 0x20000000.",
+    ],
+    flash: Region { origin: 0x0000_0000, length: 256 * KIB },
+    ram: Region { origin: 0x2000_0000, length: 64 * KIB },
+    defined_in: None,
 };
 
 /// Every supported board. Order is the order reports use.
@@ -175,6 +199,27 @@ pub const BOARDS: &[Board] = &[
         layout: &NETDUINOPLUS2,
         systick_hz: 168_000_000,
     },
+    Board {
+        // Zephyr's qemu_cortex_m3. SysTick: the reset value of SYSCTL RCC (200 MHz / 16).
+        name: "lm3s6965evb",
+        core: Core::CortexM3,
+        rust_target: "thumbv7m-none-eabi",
+        qemu_machine: "lm3s6965evb",
+        qemu_cpu: "cortex-m3",
+        layout: &LM3S6965EVB,
+        systick_hz: 12_500_000,
+    },
+    Board {
+        // Two Cortex-M33s in QEMU (no `-smp 1`); the second stays powered off and the plugin
+        // voids a run in which it runs code. Same memory and SysTick as mps2-an505.
+        name: "mps2-an521",
+        core: Core::CortexM33,
+        rust_target: "thumbv8m.main-none-eabihf",
+        qemu_machine: "mps2-an521",
+        qemu_cpu: "cortex-m33",
+        layout: &MPS2_AN505,
+        systick_hz: 20_000_000,
+    },
 ];
 
 /// How to regenerate the files under `linker/` after changing a [`Layout`].
@@ -203,22 +248,30 @@ impl Layout {
     /// The `memory.x` for this layout: the file cortex-m-rt's `link.x` and the C linker scripts
     /// under `firmware/c` include (`INCLUDE memory.x`). `linker/<name>/memory.x` is this text.
     pub fn memory_x(&self) -> String {
-        let boards: Vec<&str> = BOARDS.iter().filter(|b| b.layout.name == self.name).map(|b| b.name).collect();
         let mut out = format!("/* mcubench memory layout `{}`", self.name);
-        if !boards.is_empty() {
-            let _ = write!(out, " (boards {})", boards.join(", "));
+        if let Some(scenario) = self.defined_in {
+            let _ = writeln!(out, " (user board {}).", self.name);
+            // A path may hold `*/` or `/*`, which would end or nest the comment.
+            let scenario = scenario.replace("*/", "*\u{2215}").replace("/*", "\u{2215}*");
+            let _ = writeln!(out, " * Generated by mcubench from the board `{}` of {scenario}; do not edit.", self.name);
+            let _ = writeln!(out, " * Included by cortex-m-rt's link.x (Rust firmware) and by C linker scripts (`INCLUDE memory.x`).");
+        } else {
+            let boards: Vec<&str> = BOARDS.iter().filter(|b| b.layout.name == self.name).map(|b| b.name).collect();
+            if !boards.is_empty() {
+                let _ = write!(out, " (boards {})", boards.join(", "));
+            }
+            out.push_str(".\n");
+            let _ = writeln!(
+                out,
+                " * Generated from sim/mcubench/src/config/board.rs; do not edit. Change the layout there, then:"
+            );
+            let _ = writeln!(out, " *   {REGENERATE_LINKER_FILES}");
+            let _ = writeln!(
+                out,
+                " * Included by cortex-m-rt's link.x (Rust firmware) and by the linker scripts of firmware/c"
+            );
+            let _ = writeln!(out, " * (C firmware: `INCLUDE memory.x`, linked with `-L linker/{}`).", self.name);
         }
-        out.push_str(".\n");
-        let _ = writeln!(
-            out,
-            " * Generated from sim/mcubench/src/config/board.rs; do not edit. Change the layout there, then:"
-        );
-        let _ = writeln!(out, " *   {REGENERATE_LINKER_FILES}");
-        let _ = writeln!(
-            out,
-            " * Included by cortex-m-rt's link.x (Rust firmware) and by the linker scripts of firmware/c"
-        );
-        let _ = writeln!(out, " * (C firmware: `INCLUDE memory.x`, linked with `-L linker/{}`).", self.name);
         let _ = writeln!(out, " *");
         for line in self.about {
             let _ = writeln!(out, " * {line}");
@@ -234,7 +287,7 @@ impl Layout {
 }
 
 /// A size as GNU ld reads it: `4M`, `256K`, or bytes.
-fn linker_size(bytes: u64) -> String {
+pub fn linker_size(bytes: u64) -> String {
     match bytes {
         b if b > 0 && b % MIB == 0 => format!("{}M", b / MIB),
         b if b > 0 && b % KIB == 0 => format!("{}K", b / KIB),

@@ -4,7 +4,9 @@
 
 pub mod board;
 pub mod budgets;
+pub mod machine;
 pub mod rules;
 pub mod scenario;
 pub mod units;
+pub mod user_board;
 pub mod vectors;

@@ -14,6 +14,7 @@ use mcubench_wire::WaitStates;
 
 use crate::config::board::Board;
 use crate::config::rules::ConsoleRules;
+use crate::config::user_board::BoardEntry;
 pub use crate::config::units::{Bytes, Limit, Timeout};
 use crate::config::units::scalar_text;
 
@@ -266,7 +267,8 @@ fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error
 struct RawScenario {
     name: String,
     firmware: RawFirmware,
-    boards: Vec<String>,
+    /// Built-in boards by name, and boards of the scenario's own.
+    boards: Vec<BoardEntry>,
     #[serde(default)]
     profiles: IndexMap<String, RawProfile>,
     #[serde(default)]
@@ -449,15 +451,13 @@ impl Scenario {
                 Board::names().join(", ")
             )));
         }
-        let mut boards = Vec::new();
-        for name in &raw.boards {
-            let board = Board::find(name).ok_or_else(|| {
-                invalid(format!("boards: unknown board `{name}`; known boards: {}", Board::names().join(", ")))
-            })?;
-            if boards.iter().any(|b: &&Board| b.name == board.name) {
+        let mut boards: Vec<&'static Board> = Vec::new();
+        for entry in &raw.boards {
+            let name = entry.name();
+            if boards.iter().any(|b| b.name == name) {
                 return Err(invalid(format!("boards: `{name}` is listed twice")));
             }
-            boards.push(board);
+            boards.push(entry.board(path));
         }
 
         let (scenario_budgets, scenario_region_budgets) = raw.budgets.split();
@@ -765,6 +765,34 @@ timeout: 20 s
         let err = load(&dir, &GOOD.replace(from, to)).unwrap_err();
         assert!(err.contains(expected), "{err}");
         assert!(err.starts_with(&dir.path().join("s.yaml").display().to_string()), "{err}");
+    }
+
+    #[test]
+    fn a_user_board_takes_its_defaults_from_machine_and_core() {
+        let dir = fixture_dir();
+        let yaml = GOOD.replace(
+            "boards: [mps2-an386, microbit]",
+            "boards:\n  - mps2-an386\n  - name: stm32f0-like\n    core: cortex-m0+\n    qemu: { machine: microbit }\n    \
+             memory: { flash: { origin: 0, length: 64 KiB }, ram: { origin: 0x20000000, length: 8 KiB } }",
+        );
+        let s = load(&dir, &yaml).unwrap();
+        assert_eq!(s.boards.iter().map(|b| b.name).collect::<Vec<_>>(), ["mps2-an386", "stm32f0-like"]);
+        let b = s.boards[1];
+        assert!(b.is_user() && !s.boards[0].is_user());
+        assert_eq!(b.core, mcubench_wire::Core::CortexM0Plus);
+        assert_eq!((b.qemu_machine, b.qemu_cpu, b.systick_hz, b.rust_target), ("microbit", "cortex-m0", 16_000_000, "thumbv6m-none-eabi"));
+        assert_eq!(b.layout.name, "stm32f0-like");
+        assert_eq!(b.ticks_to_instructions(2), 125);
+        let memory_x = b.layout.memory_x();
+        assert!(memory_x.starts_with("/* mcubench memory layout `stm32f0-like` (user board stm32f0-like).\n"), "{memory_x}");
+        assert!(memory_x.contains(&format!("from the board `stm32f0-like` of {}", dir.path().join("s.yaml").display())));
+        assert!(memory_x.contains("User board `stm32f0-like` (Cortex-M0+), run on QEMU's microbit (-cpu cortex-m0):"));
+        assert!(memory_x.ends_with("MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 64K\n  RAM   : ORIGIN = 0x20000000, LENGTH = 8K\n}\n"));
+        assert_eq!((memory_x.matches("/*").count(), memory_x.matches("*/").count()), (1, 1));
+        // `--board` restricts to it by name, like a built-in.
+        let mut s = s;
+        s.restrict(&["stm32f0-like".into()], &[]).unwrap();
+        assert_eq!(s.boards.len(), 1);
     }
 
     #[test]

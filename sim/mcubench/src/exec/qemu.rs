@@ -296,20 +296,34 @@ pub(crate) fn execute(
     kill_group(child.id());
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     let stdout = text(out.join().unwrap_or_default());
-    let stderr = without_nic_warning(text(err.join().unwrap_or_default()));
+    let stderr = without_start_up_notes(text(err.join().unwrap_or_default()));
     let console = text(con.join().unwrap_or_default());
     let uarts = uarts.into_iter().map(|u| text(u.join().unwrap_or_default())).collect();
     Ok(QemuRun { end, stdout, stderr, console, uarts, command })
 }
 
-/// `stderr` without the warning QEMU prints at start-up for boards whose on-board Ethernet
-/// controller `-nic none` leaves unconnected (the MPS2 boards): it is ours, not the firmware's.
-pub(crate) fn without_nic_warning(mut stderr: String) -> String {
-    const WARNING: &str = "qemu-system-arm: warning: nic lan9118.0 has no peer\n";
-    if stderr.starts_with(WARNING) {
-        stderr.drain(..WARNING.len());
+/// `stderr` without the harmless lines QEMU prints while it builds the machine, before the guest
+/// runs, so that they never reach a verdict (one that quotes QEMU's last words, for one): the
+/// warning for an on-board Ethernet controller that `-nic none` leaves unconnected (`nic
+/// lan9118.0` on the MPS2 boards, `nic stellaris_enet.0` on lm3s6965evb, `nic msf2-emac.0` on
+/// emcraft-sf2), and the Stellaris boards' `Timer with period zero, disabling` (a timer QEMU
+/// creates with no clock yet). Only leading lines go: nothing the guest causes is dropped.
+pub(crate) fn without_start_up_notes(stderr: String) -> String {
+    fn harmless(line: &str) -> bool {
+        line == "Timer with period zero, disabling"
+            || line
+                .strip_prefix("qemu-system-arm: warning: nic ")
+                .and_then(|rest| rest.strip_suffix(" has no peer"))
+                .is_some_and(|nic| !nic.is_empty() && !nic.contains(' '))
     }
-    stderr
+    let mut start = 0;
+    for line in stderr.split_inclusive('\n') {
+        if !line.ends_with('\n') || !harmless(line.trim_end_matches('\n')) {
+            break;
+        }
+        start += line.len();
+    }
+    stderr[start..].to_string()
 }
 
 /// The program counter QEMU prints when it aborts on a lockup (`R15=xxxxxxxx` in its register
@@ -329,10 +343,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_leading_nic_warning_is_dropped() {
+    fn only_the_leading_start_up_notes_are_dropped() {
         let warning = "qemu-system-arm: warning: nic lan9118.0 has no peer\n";
-        assert_eq!(without_nic_warning(format!("{warning}Cwrite0\n")), "Cwrite0\n");
-        assert_eq!(without_nic_warning(format!("Cwrite0\n{warning}")), format!("Cwrite0\n{warning}"));
+        assert_eq!(without_start_up_notes(format!("{warning}Cwrite0\n")), "Cwrite0\n");
+        assert_eq!(without_start_up_notes(format!("Cwrite0\n{warning}")), format!("Cwrite0\n{warning}"));
+        // lm3s6965evb, as QEMU 7.2 prints it before the guest starts.
+        let lm3s = "qemu-system-arm: warning: nic stellaris_enet.0 has no peer\nTimer with period zero, disabling\n";
+        assert_eq!(without_start_up_notes(lm3s.to_string()), "");
+        let lockup = "qemu: fatal: Lockup: can't escalate 3 to HardFault\n";
+        assert_eq!(without_start_up_notes(format!("{lm3s}{lockup}")), lockup);
+        assert_eq!(without_start_up_notes(format!("{lockup}Timer with period zero, disabling\n")).lines().count(), 2);
+        // Only whole lines of exactly that shape.
+        let other = "qemu-system-arm: warning: nic a b has no peer\n";
+        assert_eq!(without_start_up_notes(other.to_string()), other);
+        assert_eq!(without_start_up_notes("Timer with period zero, disabling".into()), "Timer with period zero, disabling");
     }
 
     #[test]
