@@ -4,6 +4,9 @@
 //! `mcubench boards --memory-x`, Rust through cargo with the board's `memory.x` in its build
 //! directory). The Rust KAT on both new built-ins is in `plugin.rs` (exact counts against SysTick).
 
+// Full test tier: needs QEMU and the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
 mod common;
 
 use std::path::{Path, PathBuf};
