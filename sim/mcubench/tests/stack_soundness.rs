@@ -24,19 +24,16 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
     let annotations = path_for_scenario(&scenario_path);
     assert!(annotations.is_file(), "{} exists", annotations.display());
     let report = run_scenario(&scenario, &RunOptions::default());
-    let target_root =
-        mcubench::build::target_directory(&repo().join("firmware/kat")).expect("cargo metadata of firmware/kat");
+    let source = mcubench::build::ElfSource::new(&scenario.firmware).expect("cargo metadata of firmware/kat");
     let mut failures = Vec::new();
     let mut checked = 0;
     for cell in &report.cells {
         let board = scenario.boards.iter().find(|b| b.name == cell.board).expect("board of cell");
         let measured =
             cell.stack_high_water.unwrap_or_else(|| panic!("{}/{}: no stack measurement", cell.board, cell.profile));
-        let elf = target_root
-            .join("mcubench")
-            .join(format!("{}-{}", board.layout.name, cell.profile))
-            .join(board.rust_target)
-            .join("release/kat");
+        let profile = scenario.profiles.iter().find(|p| p.name == cell.profile).expect("profile of cell");
+        // The ELF the run used (already built: this only asks cargo where it is).
+        let elf = source.elf(board, profile).expect("the cell's ELF");
         let image = ElfImage::read(&elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
         let (r, _ignored) =
             mcubench::analyze::stack::analyze(&image, board, Some(&annotations)).unwrap_or_else(|e| panic!("{e}"));
