@@ -38,6 +38,12 @@ echo "built $OUT/kat-crc32-table.elf"
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-noinline.elf"
 echo "built $OUT/kat-crc32-noinline.elf"
 
+# percall: one function called with several sizes from several callers, and KATs with `bytes=`
+# (-DMCUBENCH_BYTES), for per-call and per-byte measurement; mps2-an386, kat-crc32's start-up.
+"$CC" "${CFLAGS[@]}" "${MPS2_LD[@]}" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/percall/main.c" -o "$OUT/percall.elf"
+echo "built $OUT/percall.elf"
+
 # stack-test: constructs for the static stack analyzer, for mps2-an386 (Cortex-M4F, hard float).
 # Compiled with -fstack-usage; the .su files (and objects) stay in OUTDIR/stack-test-obj for the
 # analyzer's differential test against GCC.

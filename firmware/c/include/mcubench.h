@@ -19,6 +19,11 @@
  * so they include malloc's chunk headers, alignment and fragmentation: the RAM actually taken.
  * Opt-in because it changes the code of mb_measure, mb_kat and mb_end, whose frames and counts
  * the reports of existing firmware (and the stack analyzer's tests) depend on.
+ *
+ * Bytes (opt-in, for cycles per byte): `#define MCUBENCH_BYTES` (or -DMCUBENCH_BYTES) gives
+ * mb_measurement a `bytes` field, 0 after mb_measure; set it to the message bytes the operation
+ * processed before mb_kat, which then writes `bytes=` (0 writes nothing). Opt-in for the same
+ * reason as the heap.
  */
 #ifndef MCUBENCH_H
 #define MCUBENCH_H
@@ -260,6 +265,9 @@ typedef struct {
     uint32_t heap;
     int heap_used;
 #endif
+#ifdef MCUBENCH_BYTES
+    uint32_t bytes; /* message bytes the operation processed: `bytes=` when not 0 */
+#endif
 } mb_measurement;
 
 /* Runs op(ctx) between two tick reads, with the window below the caller's SP painted first
@@ -303,6 +311,9 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
 #ifdef MCUBENCH_HEAP
     m.heap = mb_heap_op_peak > heap0 ? (uint32_t)(mb_heap_op_peak - heap0) : 0;
     m.heap_used = mb_heap_brk != 0;
+#endif
+#ifdef MCUBENCH_BYTES
+    m.bytes = 0;
 #endif
     return m;
 }
@@ -351,6 +362,9 @@ static inline int mb_kat(mb_session *s, const char *id, const char *alg, const c
     mb_dec(&l, "stack", m.stack);
 #ifdef MCUBENCH_HEAP
     if (m.heap_used) mb_dec(&l, "heap", m.heap);
+#endif
+#ifdef MCUBENCH_BYTES
+    if (m.bytes) mb_dec(&l, "bytes", m.bytes);
 #endif
     mb_hex(&l, "out", out, n);
     if (!pass) mb_hex(&l, "expected", expected, n);

@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod budgets;
+pub mod regions;
 pub mod rules;
 pub mod scenario;
 pub mod units;
