@@ -50,6 +50,12 @@ KAT_LAYOUT_FLAGS=(-mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-secti
     "$HERE/kat-crc32/startup.c" "$HERE/kat-crc32/main.c" -o "$OUT/kat-crc32-mps2-an505.elf"
 echo "built $OUT/kat-crc32-{lm3s6965evb,mps2-an505}.elf"
 
+# percall: one function called with several sizes from several callers, and KATs with `bytes=`
+# (-DMCUBENCH_BYTES), for per-call and per-byte measurement; mps2-an386, kat-crc32's start-up.
+"$CC" "${CFLAGS[@]}" "${MPS2_LD[@]}" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/percall/main.c" -o "$OUT/percall.elf"
+echo "built $OUT/percall.elf"
+
 # stack-test: constructs for the static stack analyzer, for mps2-an386 (Cortex-M4F, hard float).
 # Compiled with -fstack-usage; the .su files (and objects) stay in OUTDIR/stack-test-obj for the
 # analyzer's differential test against GCC. Without region markers (-DMCUBENCH_NO_REGIONS): its

@@ -33,6 +33,11 @@
  * Start-up: on a core with an FPU, enable it (CPACR CP10/CP11 full access, then DSB/ISB) before
  * the first floating-point instruction, as firmware/c/kat-crc32/startup.c does when built with
  * __ARM_FP; otherwise that instruction faults with UsageFault NOCP (escalated to HardFault).
+ *
+ * Bytes (opt-in, for cycles per byte): `#define MCUBENCH_BYTES` (or -DMCUBENCH_BYTES) gives
+ * mb_measurement a `bytes` field, 0 after mb_measure; set it to the message bytes the operation
+ * processed before mb_kat, which then writes `bytes=` (0 writes nothing). Opt-in for the same
+ * reason as the heap.
  */
 #ifndef MCUBENCH_H
 #define MCUBENCH_H
@@ -316,6 +321,9 @@ typedef struct {
      * MB_REGION_COUNT ids are used (the host then falls back to the ticks). */
     uint32_t region;
 #endif
+#ifdef MCUBENCH_BYTES
+    uint32_t bytes; /* message bytes the operation processed: `bytes=` when not 0 */
+#endif
 } mb_measurement;
 
 /* Runs op(ctx) between two tick reads, with the window below the caller's SP painted first
@@ -376,6 +384,9 @@ static __attribute__((noinline, unused)) mb_measurement mb_measure(void (*op)(vo
 #ifndef MCUBENCH_NO_REGIONS
     m.region = region;
 #endif
+#ifdef MCUBENCH_BYTES
+    m.bytes = 0;
+#endif
     return m;
 }
 
@@ -413,6 +424,9 @@ static inline int mb_kat(mb_session *s, const char *id, const char *alg, const c
 #endif
 #ifndef MCUBENCH_NO_REGIONS
     if (m.region < MB_REGION_COUNT) mb_dec(&l, "region", m.region);
+#endif
+#ifdef MCUBENCH_BYTES
+    if (m.bytes) mb_dec(&l, "bytes", m.bytes);
 #endif
     mb_hex(&l, "out", out, n);
     if (!pass) mb_hex(&l, "expected", expected, n);

@@ -1,7 +1,8 @@
 //! Heap measurement test (asserted by sim/mcubench/tests/heap.rs): the global allocator is a
 //! small bump arena wrapped in `TrackingHeap`, and each KAT allocates known sizes:
 //!
-//! - `heap/none`: before any allocation, so its record has no `heap=`.
+//! - `heap/none`: before any allocation, so its record has no `heap=`; it checksums 16 bytes and
+//!   says so with `bytes=16` (`Session::kat_bytes`, for cycles per byte).
 //! - `heap/vec-3000`: a 3000-byte Vec, filled and dropped: `heap=3000`.
 //! - `heap/vec-1000`: then a 1000-byte one: `heap=1000` (the "peak since" marker is reset at each
 //!   operation's start, so the earlier 3000 does not leak into it).
@@ -86,8 +87,9 @@ fn main() -> ! {
     let mut s = Session::begin("heap-rust");
     let mut out = [0u8; 4];
 
+    // The checksum of 16 bytes: the record says so (`bytes=16`, `Session::kat_bytes`).
     let m = measure(|| out = checksum(16, 1));
-    s.kat("heap/none", "heap-test", "compute", &out, &checksum(16, 1), m);
+    s.kat_bytes("heap/none", "heap-test", "compute", &out, &checksum(16, 1), m, 16);
 
     let m = measure(|| out = vec_sum(3000, 3));
     s.kat("heap/vec-3000", "heap-test", "compute", &out, &checksum(3000, 3), m);

@@ -247,6 +247,39 @@ impl Session {
 
     /// Compares `out` with `expected` and writes the `kat` record. Returns whether it passed.
     pub fn kat(&mut self, id: &str, alg: &str, op: &str, out: &[u8], expected: &[u8], m: Measurement) -> bool {
+        self.record_kat(id, alg, op, out, expected, m, None)
+    }
+
+    /// [`Session::kat`] for an operation that processed `bytes` message bytes: the record carries
+    /// `bytes=`, and the host reports the operation's cycles per byte.
+    #[allow(clippy::too_many_arguments)]
+    pub fn kat_bytes(
+        &mut self,
+        id: &str,
+        alg: &str,
+        op: &str,
+        out: &[u8],
+        expected: &[u8],
+        m: Measurement,
+        bytes: u64,
+    ) -> bool {
+        self.record_kat(id, alg, op, out, expected, m, Some(bytes))
+    }
+
+    // Always inlined: `kat` (bytes `None`) compiles to exactly its former code, so existing
+    // firmware keeps its sizes and counts.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn record_kat(
+        &mut self,
+        id: &str,
+        alg: &str,
+        op: &str,
+        out: &[u8],
+        expected: &[u8],
+        m: Measurement,
+        bytes: Option<u64>,
+    ) -> bool {
         let pass = out == expected;
         if out.len() > MAX_OUT || expected.len() > MAX_OUT {
             fail_with("kat output longer than MAX_OUT");
@@ -261,6 +294,9 @@ impl Session {
         }
         if let Some(region) = m.region {
             l.dec("region", u64::from(region));
+        }
+        if let Some(bytes) = bytes {
+            l.dec("bytes", bytes);
         }
         l.hex("out", out);
         if !pass {

@@ -21,9 +21,9 @@ use crate::exec::{self, Launch};
 use sha2::{Digest, Sha256};
 
 use crate::report::{
-    CellReport, CountSource, KatReport, PerCall, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
+    self, CellReport, CountSource, KatReport, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
 };
-use crate::config::scenario::{Profile, Scenario};
+use crate::config::scenario::{Profile, RegionSpec, Scenario};
 use crate::shard::Shard;
 use mcubench_stack::annotations::Ignored;
 use crate::judge::verdict::{self, Outcome, Verdict};
@@ -235,12 +235,13 @@ fn measure_cell(
     }
     // Function regions: the ELF's functions for the plugin's shadow stack, the named ones marked.
     let functions_file = scratch.path().join("functions.txt");
+    let table = if scenario.regions.is_empty() { Vec::new() } else { plugin::function_table(&image) };
     let functions = if scenario.regions.is_empty() {
         None
     } else {
-        let table = plugin::function_table(&image);
         let elf_name = report.elf.clone().unwrap_or_default();
-        plugin::resolve_regions(&table, &scenario.regions, &elf_name)
+        let names: Vec<String> = scenario.regions.iter().map(|r| r.name.clone()).collect();
+        plugin::resolve_regions(&table, &names, &elf_name)
             .and_then(|regions| {
                 std::fs::write(&functions_file, plugin::functions_file(&table, &regions))
                     .map_err(|e| format!("cannot write {}: {e}", functions_file.display()))
@@ -340,7 +341,8 @@ fn measure_cell(
         report.heap_peak = t.end().and_then(|e| e.heap);
     }
     if let Some(r) = &results {
-        report.regions = function_regions(&scenario.regions, r);
+        let caller_of = |addr: u32| plugin::function_at(&table, addr).map(|f| f.name.clone());
+        report.regions = function_regions(&scenario.regions, r, &caller_of);
         if let (Some(p), Some(low)) = (&probe, r.probe) {
             report.stack_probe = Some(StackProbe { lowest: low, bytes: low.map_or(0, |l| p.hi.saturating_sub(l)) });
         }
@@ -387,6 +389,8 @@ fn kat_reports(
                 stack: k.stack,
                 stack_lowest,
                 heap: k.heap,
+                bytes: k.bytes,
+                cycles_per_byte: report::per_byte(cycles, k.bytes),
             }
         })
         .collect();
@@ -394,21 +398,14 @@ fn kat_reports(
 }
 
 /// The function regions of a results file, in the scenario's order (a region never called has
-/// zero calls).
-fn function_regions(names: &[String], r: &Results) -> Vec<RegionReport> {
-    names
+/// zero calls); `caller_of` names the function that holds a return address.
+fn function_regions(specs: &[RegionSpec], r: &Results, caller_of: &dyn Fn(u32) -> Option<String>) -> Vec<RegionReport> {
+    specs
         .iter()
         .enumerate()
-        .map(|(id, name)| {
+        .map(|(id, spec)| {
             let s = r.functions.get(&(id as u32)).cloned().unwrap_or_default();
-            RegionReport {
-                name: name.clone(),
-                calls: s.completed,
-                open: s.entries.saturating_sub(s.completed),
-                instructions: PerCall { total: s.total, min: s.min, max: s.max },
-                cycles: s.cycles.map(|(total, min, max)| PerCall { total, min, max }),
-                stack_lowest: s.stack_low,
-            }
+            RegionReport::new(spec, &s, caller_of)
         })
         .collect()
 }

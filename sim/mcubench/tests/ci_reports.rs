@@ -297,6 +297,15 @@ fn the_report_schema_is_stable() {
     let json = common::run(&scenario).to_json();
     let mut set = std::collections::BTreeSet::new();
     paths(&serde_json::from_str(&json).unwrap(), String::new(), &mut set);
+    // C firmware with function regions (per call, bytes per call, split by caller) and KATs that
+    // report their bytes: the fields the Rust KATs do not have.
+    let percall = common::scenario(&format!(
+        "name: percall\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\n\
+         regions: [{{ name: crc32, split: caller }}, {{ name: crc32_64, bytes: 64, split: caller }}]\n",
+        common::c_firmware("percall").display()
+    ));
+    let json = common::run(&percall).to_json();
+    paths(&serde_json::from_str(&json).unwrap(), String::new(), &mut set);
     let listing: Vec<String> = set.into_iter().collect();
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
         insta::assert_snapshot!("report-schema", listing.join("\n"));

@@ -30,10 +30,22 @@
 //!
 //! Several symbols may share a region (a demangled name that several monomorphised copies
 //! share): calls of any of them are activations of the region.
+//!
+//! # Per call and per call site
+//!
+//! Besides the totals, each completed activation is kept one by one (instructions, cycles and
+//! its return address, in completion order) for the first [`CALLS_KEPT`] of each region, and
+//! every completed activation is added to the statistics of its **call site**: its return
+//! address, as the shadow stack knows it when the activation begins (the instruction after a
+//! BL/BLX; for a tail call into the function, the return address of the call the tail-calling
+//! function was called with; for an exception, the interrupted address, after a conditional
+//! branch its fall-through; none for the bottom frame). Sites are not bounded (there are no
+//! more than the firmware has call instructions), so a split by call site or caller is exact
+//! however many calls there were.
 
 use std::collections::BTreeMap;
 
-use mcubench_wire::RegionStats;
+use mcubench_wire::{CALLS_KEPT, Call, RegionStats};
 
 use crate::regions::{At, complete};
 
@@ -44,6 +56,8 @@ struct Open {
     frame: usize,
     at: At,
     low: u32,
+    /// Return address of the frame (the call site).
+    ret: Option<u32>,
 }
 
 /// Open function-region activations and per-region statistics.
@@ -62,18 +76,23 @@ impl Calls {
 
     /// The shadow stack is `depth` frames deep before the TB runs (snapshot `at`): ends the
     /// activations whose frame left the stack, then begins `begin`'s activation on the top
-    /// frame.
-    pub fn step(&mut self, depth: usize, begin: Option<u32>, at: At) {
+    /// frame, whose return address is `ret`.
+    pub fn step(&mut self, depth: usize, begin: Option<u32>, ret: Option<u32>, at: At) {
         while let Some(o) = self.open.last().copied()
             && o.frame >= depth
         {
             self.open.pop();
             self.fold_low(o.low);
-            complete(self.stats.entry(o.id).or_default(), o.at, at, o.low);
+            let stats = self.stats.entry(o.id).or_default();
+            let (insns, cycles) = complete(stats, o.at, at, o.low);
+            stats.sites.entry(o.ret).or_default().add(insns, cycles);
+            if stats.calls.len() < CALLS_KEPT {
+                stats.calls.push(Call { insns, cycles: Some(cycles), ret: o.ret, bytes: None });
+            }
         }
         if let Some(id) = begin {
             self.stats.entry(id).or_default().entries += 1;
-            self.open.push(Open { id, frame: depth.saturating_sub(1), at, low: u32::MAX });
+            self.open.push(Open { id, frame: depth.saturating_sub(1), at, low: u32::MAX, ret });
         }
     }
 
@@ -107,7 +126,7 @@ mod tests {
             p.enter(&TbShape { start, fall, end, func, func_entry });
             let begin = if p.began() && func_entry { f.region(func) } else { None };
             if c.wants(p.depth(), begin) {
-                c.step(p.depth(), begin, At { insns, cycles: 2 * insns });
+                c.step(p.depth(), begin, p.top_return(), At { insns, cycles: 2 * insns });
             }
             insns += n;
         }
@@ -136,6 +155,32 @@ mod tests {
         let crc = &s[&0];
         assert_eq!((crc.entries, crc.completed, crc.total, crc.min, crc.max), (2, 2, 15, 1, 14));
         assert_eq!(crc.cycles, Some((30, 2, 28)));
+        // Per call, in order, with the call sites (return addresses in main).
+        let calls: Vec<_> = crc.calls.iter().map(|c| (c.insns, c.cycles, c.ret, c.bytes)).collect();
+        assert_eq!(calls, [(14, Some(28), Some(0x104), None), (1, Some(2), Some(0x108), None)]);
+        let sites: Vec<_> = crc.sites.iter().map(|(r, s)| (*r, s.completed, s.total)).collect();
+        assert_eq!(sites, [(Some(0x104), 1, 14), (Some(0x108), 1, 1)]);
+    }
+
+    #[test]
+    fn calls_are_kept_up_to_the_bound_and_sites_count_them_all() {
+        // main calls crc from one site CALLS_KEPT + 10 times, then from another site once.
+        let mut tbs = Vec::new();
+        for _ in 0..CALLS_KEPT + 10 {
+            tbs.push((0x100, 0x104, End::Call { ret: 0x104 }, 1));
+            tbs.push((0x200, 0x202, End::Return, 3));
+            tbs.push((0x104, 0x106, End::Branch { target: 0x100 }, 1));
+        }
+        tbs.push((0x100, 0x104, End::Jump, 0));
+        tbs.push((0x104, 0x10c, End::Call { ret: 0x10c }, 1));
+        tbs.push((0x200, 0x202, End::Return, 5));
+        tbs.push((0x10c, 0x110, End::Next, 1));
+        let crc = &run(FUNCS, &tbs)[&0];
+        assert_eq!(crc.completed, CALLS_KEPT as u64 + 11);
+        assert_eq!(crc.calls.len(), CALLS_KEPT, "bounded");
+        assert!(crc.calls.iter().all(|c| c.insns == 3 && c.ret == Some(0x104)), "the first ones");
+        assert_eq!(crc.sites[&Some(0x104)].completed, CALLS_KEPT as u64 + 10);
+        assert_eq!((crc.sites[&Some(0x10c)].completed, crc.sites[&Some(0x10c)].total), (1, 5));
     }
 
     #[test]
@@ -158,6 +203,12 @@ mod tests {
         // Outer: 3 + 5 + 7 + 1 + 1 + 2 = 19; inner: 5 + 7 + 1 = 13.
         assert_eq!((crc.entries, crc.completed, crc.total, crc.min, crc.max), (2, 2, 32, 13, 19));
         assert_eq!((s[&1].completed, s[&1].total), (1, 7));
+        // Completion order: the inner call (returns into crc, 0x204) first; the outer one was
+        // tail-called by helper, so it returns where helper's call does (0x104).
+        let calls: Vec<_> = crc.calls.iter().map(|c| (c.insns, c.ret)).collect();
+        assert_eq!(calls, [(13, Some(0x204)), (19, Some(0x104))]);
+        // The exception's activation returns to the interrupted address.
+        assert_eq!(s[&1].calls[0].ret, Some(0x204));
     }
 
     #[test]
@@ -169,12 +220,12 @@ mod tests {
     #[test]
     fn probed_stores_reach_open_calls() {
         let mut c = Calls::default();
-        c.step(2, Some(0), At::default());
+        c.step(2, Some(0), Some(0x104), At::default());
         c.fold_low(0x2000_0040);
-        c.step(3, Some(1), At::default());
+        c.step(3, Some(1), Some(0x204), At::default());
         c.fold_low(0x2000_0020);
-        c.step(2, None, At::default());
-        c.step(1, None, At::default());
+        c.step(2, None, None, At::default());
+        c.step(1, None, None, At::default());
         assert_eq!(c.stats()[&1].stack_low, Some(0x2000_0020));
         assert_eq!(c.stats()[&0].stack_low, Some(0x2000_0020));
     }

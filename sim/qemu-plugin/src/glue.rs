@@ -326,7 +326,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
                     let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
                     fold_probe(Some(&mut regions), Some(&mut shadow.calls));
                 }
-                shadow.calls.step(depth, begin, at);
+                shadow.calls.step(depth, begin, profile.top_return(), at);
             }
         }
     }

@@ -170,6 +170,13 @@ impl Profile {
         self.stack.len()
     }
 
+    /// Where the top frame returns to: the return address of its call (for a tail call, of the
+    /// call the tail-calling function was called with; for an exception, the interrupted
+    /// address). `None` for the bottom frame.
+    pub fn top_return(&self) -> Option<u32> {
+        self.stack.last().and_then(|f| f.ret)
+    }
+
     /// Whether the last [`Profile::enter`] began a call of the new TB's function: a call or an
     /// exception pushed a frame, or a tail call replaced the top frame. A branch back to a
     /// function's own first instruction (a loop, or a self tail call) begins nothing.
@@ -287,7 +294,7 @@ mod tests {
         let text = mcubench_wire::Results { stacks: p.stacks(), ..Default::default() }.write();
         assert_eq!(
             text,
-            "mcubench-qemu-plugin/3\ninsns 0\n\
+            "mcubench-qemu-plugin/4\ninsns 0\n\
              stack cycles=70 insns=2 frames=0\nstack cycles=20 insns=1 frames=0;1\n\
              stack cycles=80 insns=2 frames=0;2\nstack cycles=40 insns=1 frames=0;2;3\nend\n"
         );

@@ -50,8 +50,8 @@ use std::collections::BTreeMap;
 use mcubench_wire::{Cycles, OpenRegion, RegionStats, Results, StackCost};
 
 /// Adds one completed activation from `start` to `end` whose probed stores reached `low`
-/// (`u32::MAX`: none) to `stats`.
-pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32) {
+/// (`u32::MAX`: none) to `stats`; returns its instructions and cycles.
+pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32) -> (u64, u64) {
     let n = end.insns.saturating_sub(start.insns);
     let c = end.cycles.saturating_sub(start.cycles);
     let first = stats.completed == 0;
@@ -64,6 +64,7 @@ pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32) {
     if low != u32::MAX {
         stats.stack_low = Some(stats.stack_low.map_or(low, |l| l.min(low)));
     }
+    (n, c)
 }
 
 /// A snapshot at a marker store: instructions and estimated cycles up to and including it.
@@ -135,12 +136,7 @@ impl Regions {
     pub fn results(&self, insns: u64, cycles: Option<Cycles>, extra: Extra<'_>) -> Results {
         let with_cycles = matches!(cycles, Some(Cycles { total: Ok(_), .. }));
         let stats = |map: &BTreeMap<u32, RegionStats>| -> BTreeMap<u32, RegionStats> {
-            map.iter()
-                .map(|(&id, s)| {
-                    let cycles = if with_cycles { Some(s.cycles.unwrap_or_default()) } else { None };
-                    (id, RegionStats { cycles, ..s.clone() })
-                })
-                .collect()
+            map.iter().map(|(&id, s)| (id, s.with_cycles(with_cycles))).collect()
         };
         Results {
             insns,
@@ -178,7 +174,7 @@ mod tests {
         assert_eq!(r.stats()[&2].total, 5);
         assert_eq!(
             r.results(7, None, Extra::default()).write(),
-            "mcubench-qemu-plugin/3\ninsns 7\n\
+            "mcubench-qemu-plugin/4\ninsns 7\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5\nend\n"
         );
@@ -189,7 +185,7 @@ mod tests {
                 Extra { stacks: vec![StackCost { frames: vec![Some(0)], cycles: 1, insns: 1 }], ..Extra::default() }
             )
             .write(),
-            "mcubench-qemu-plugin/3\ninsns 7\ncycles 20\nmodel m4\n\
+            "mcubench-qemu-plugin/4\ninsns 7\ncycles 20\nmodel m4\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100 cycles=300 cycles_min=100 cycles_max=200\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5 cycles=10 cycles_min=10 cycles_max=10\n\
              stack cycles=1 insns=1 frames=0\nend\n"

@@ -24,4 +24,4 @@ pub use args::{Marker, Markers, PluginArgs, StackProbeRange, WaitStates};
 pub use cpu::{Core, UnknownCore};
 pub use error::Error;
 pub use functions::{Function, FunctionsFile};
-pub use results::{Cycles, HEADER, OpenRegion, RegionStats, Results, StackCost};
+pub use results::{CALLS_KEPT, Call, Cycles, HEADER, OpenRegion, RegionStats, Results, Site, StackCost};

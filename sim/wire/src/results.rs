@@ -1,18 +1,20 @@
 //! The results file (`out=`): what the plugin measured, written once at QEMU exit
 //! ([`Results::write`]) and read by the host ([`Results::parse`]).
 //!
-//! # Format (version 3)
+//! # Format (version 4)
 //!
 //! Line-oriented text:
 //!
 //! ```text
-//! mcubench-qemu-plugin/3
+//! mcubench-qemu-plugin/4
 //! insns <n>
 //! cycles <n>                      (with core=, when every executed block could be priced)
 //! cycles-unavailable <reason>     (with core=, instead of `cycles`: e.g. an undecodable instruction ran)
 //! model <free text>               (with core=: the cycle model's description)
 //! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>][ stack_low=<addr>]
 //! function id=<id> entries=<n> completed=<n> total=<n> ...   (function regions; fields as `region`)
+//! site id=<id>[ ret=<addr>] completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>]
+//! call id=<id> insns=<n>[ cycles=<n>][ ret=<addr>][ bytes=<n>]
 //! open id=<id> at=<snapshot>
 //! probe low=<addr>|none           (with stack=: lowest stack address written in the whole run)
 //! stack cycles=<n> insns=<n> frames=<i;j;...>   (with profile=on: one per call-tree node)
@@ -23,7 +25,22 @@
 //! Lines come in this order. `insns` is the whole run's instruction count. `region` and
 //! `function` lines come in ascending id order; `min` and `max` are 0 when `completed=0`. They
 //! carry the three cycle fields exactly when a `cycles` line is present, and `stack_low`
-//! (decimal address) when probing and a probed store happened in a completed activation. A
+//! (decimal address) when probing and a probed store happened in a completed activation.
+//!
+//! `site` and `call` lines follow the `region` or `function` line of their id (the plugin writes
+//! them for function regions only):
+//!
+//! * `site`: the completed activations that return to one address `ret` (decimal; the call
+//!   site, see [`Site`]), with the region line's statistics; every completed activation is in
+//!   exactly one site, so their `completed` add up to the region's. Without `ret`: activations
+//!   with no return address (the bottom frame). In ascending `ret` order, the one without first.
+//! * `call`: one completed activation, in completion order: its instructions, cycles (exactly
+//!   when a `cycles` line is present), return address and, from a plugin that reads argument
+//!   registers (not the QEMU 7.2 one), the bytes it processed. Only the first [`CALLS_KEPT`]
+//!   completed activations of a region have a `call` line; later ones count in the totals and
+//!   the sites only.
+//!
+//! A
 //! `stack` line's frames are indices into the functions file, outermost first, `-` for code
 //! outside every function. Free text (model, reason, error) is one line: line breaks become
 //! spaces. The final `end` line tells the host the file is complete: a file without it is a
@@ -40,7 +57,11 @@ use crate::Error;
 
 /// First line of a results file: the format and its version. Both sides use this constant; it
 /// changes whenever the format does.
-pub const HEADER: &str = "mcubench-qemu-plugin/3";
+pub const HEADER: &str = "mcubench-qemu-plugin/4";
+
+/// How many completed activations of one region the plugin keeps one by one
+/// ([`RegionStats::calls`]); later ones count only in the totals and the sites.
+pub const CALLS_KEPT: usize = 4096;
 
 /// Statistics of one region (or function region) id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +79,53 @@ pub struct RegionStats {
     pub cycles: Option<(u64, u64, u64)>,
     /// Stack probe: the lowest stack address a probed store wrote during a completed activation.
     pub stack_low: Option<u32>,
+    /// The completed activations by return address (call site; `None`: no return address).
+    /// Empty for marker regions. Every completed activation is in exactly one site.
+    pub sites: BTreeMap<Option<u32>, Site>,
+    /// The first [`CALLS_KEPT`] completed activations, in completion order. Empty for marker
+    /// regions.
+    pub calls: Vec<Call>,
+}
+
+/// The completed activations of a region that returned to one address: a call site. For a
+/// BL/BLX, the return address is the instruction after the call; for a tail call into the
+/// region's function, the return address of the call that the tail-calling function was called
+/// with; for an exception, the interrupted address.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Site {
+    pub completed: u64,
+    /// Instructions: sum, minimum and maximum.
+    pub total: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Estimated cycles (sum, min, max); present exactly when the run has a cycle total.
+    pub cycles: Option<(u64, u64, u64)>,
+}
+
+/// One completed activation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Call {
+    pub insns: u64,
+    /// Estimated cycles; present exactly when the run has a cycle total.
+    pub cycles: Option<u64>,
+    /// Its return address (see [`Site`]); `None` for the bottom frame.
+    pub ret: Option<u32>,
+    /// Bytes the call processed, read from an argument register at entry. Never written by the
+    /// QEMU 7.2 plugin (plugin API v1 cannot read registers); reserved for a plugin that can.
+    pub bytes: Option<u64>,
+}
+
+impl Site {
+    /// Adds one completed activation of `insns` instructions and `cycles` cycles.
+    pub fn add(&mut self, insns: u64, cycles: u64) {
+        let first = self.completed == 0;
+        self.min = if first { insns } else { self.min.min(insns) };
+        self.max = self.max.max(insns);
+        let (sum, min, max) = self.cycles.unwrap_or_default();
+        self.cycles = Some((sum + cycles, if first { cycles } else { min.min(cycles) }, max.max(cycles)));
+        self.completed += 1;
+        self.total += insns;
+    }
 }
 
 /// An activation still open when QEMU exited.
@@ -127,6 +195,45 @@ impl RegionStats {
             let _ = write!(out, " stack_low={low}");
         }
         out.push('\n');
+        for (ret, site) in &self.sites {
+            let _ = write!(out, "site id={id}");
+            if let Some(ret) = ret {
+                let _ = write!(out, " ret={ret}");
+            }
+            let _ = write!(out, " completed={} total={} min={} max={}", site.completed, site.total, site.min, site.max);
+            if let Some((sum, min, max)) = site.cycles {
+                let _ = write!(out, " cycles={sum} cycles_min={min} cycles_max={max}");
+            }
+            out.push('\n');
+        }
+        for call in &self.calls {
+            let _ = write!(out, "call id={id} insns={}", call.insns);
+            if let Some(c) = call.cycles {
+                let _ = write!(out, " cycles={c}");
+            }
+            if let Some(ret) = call.ret {
+                let _ = write!(out, " ret={ret}");
+            }
+            if let Some(b) = call.bytes {
+                let _ = write!(out, " bytes={b}");
+            }
+            out.push('\n');
+        }
+    }
+
+    /// `self` with cycle fields exactly when `with_cycles` (zeros where a snapshot had none).
+    pub fn with_cycles(&self, with_cycles: bool) -> RegionStats {
+        let keep = |c: Option<(u64, u64, u64)>| with_cycles.then(|| c.unwrap_or_default());
+        RegionStats {
+            cycles: keep(self.cycles),
+            sites: self.sites.iter().map(|(r, s)| (*r, Site { cycles: keep(s.cycles), ..s.clone() })).collect(),
+            calls: self
+                .calls
+                .iter()
+                .map(|c| Call { cycles: with_cycles.then(|| c.cycles.unwrap_or_default()), ..*c })
+                .collect(),
+            ..self.clone()
+        }
     }
 }
 
@@ -191,12 +298,20 @@ impl Results {
         let mut cycles: Option<Result<u64, String>> = None;
         let mut model = None;
         let mut ended = false;
+        // The last `region` or `function` line (is it a function region, its id): `site` and
+        // `call` lines belong to it.
+        let mut last: Option<(bool, u32)> = None;
         for (n, line) in lines {
             let bad = |what: &str| Error::at_line(Some(n), format!("line {n}: {what}: `{line}`"));
             if ended {
                 return Err(bad("text after `end`"));
             }
             let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+            if kind != "site" && kind != "call" {
+                // The previous region's sites and calls are complete.
+                check_sites(&last, &r).map_err(|e| bad(&e))?;
+                last = None;
+            }
             match kind {
                 "end" if rest.is_empty() => ended = true,
                 "insns" => insns = Some(rest.parse().map_err(|_| bad("bad instruction count"))?),
@@ -216,7 +331,7 @@ impl Results {
                         ),
                     })
                 }
-                "region" | "open" | "function" => {
+                "region" | "open" | "function" | "site" | "call" => {
                     let mut f = BTreeMap::new();
                     for token in rest.split(' ') {
                         let (k, v) = token.split_once('=').ok_or_else(|| bad("not key=value"))?;
@@ -227,27 +342,73 @@ impl Results {
                     }
                     let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
                     let id = u32::try_from(take("id")?).map_err(|_| bad("id out of range"))?;
-                    if kind == "open" {
-                        r.open.push(OpenRegion { id, at: take("at")? });
-                    } else {
-                        let mut s = RegionStats {
-                            entries: take("entries")?,
-                            completed: take("completed")?,
-                            total: take("total")?,
-                            min: take("min")?,
-                            max: take("max")?,
-                            cycles: None,
-                            stack_low: None,
-                        };
-                        if matches!(cycles, Some(Ok(_))) {
-                            s.cycles = Some((take("cycles")?, take("cycles_min")?, take("cycles_max")?));
+                    let with_cycles = matches!(cycles, Some(Ok(_)));
+                    let address =
+                        |v: u64, what: &str| u32::try_from(v).map_err(|_| bad(&format!("{what} out of range")));
+                    match kind {
+                        "open" => r.open.push(OpenRegion { id, at: take("at")? }),
+                        "site" | "call" => {
+                            let s = match last {
+                                Some((function, last_id)) if last_id == id => {
+                                    let map = if function { &mut r.functions } else { &mut r.regions };
+                                    map.get_mut(&id).expect("listed")
+                                }
+                                _ => return Err(bad(&format!("`{kind}` line does not follow its region's line"))),
+                            };
+                            let ret = f.remove("ret").map(|v| address(v, "ret")).transpose()?;
+                            if kind == "site" {
+                                let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
+                                let site = Site {
+                                    completed: take("completed")?,
+                                    total: take("total")?,
+                                    min: take("min")?,
+                                    max: take("max")?,
+                                    cycles: if with_cycles {
+                                        Some((take("cycles")?, take("cycles_min")?, take("cycles_max")?))
+                                    } else {
+                                        None
+                                    },
+                                };
+                                if s.sites.insert(ret, site).is_some() {
+                                    return Err(bad("site listed twice"));
+                                }
+                                if s.sites.values().map(|s| s.completed).sum::<u64>() > s.completed {
+                                    return Err(bad("sites hold more activations than the region completed"));
+                                }
+                            } else {
+                                let insns = f.remove("insns").ok_or_else(|| bad("no `insns`"))?;
+                                let cycles = if with_cycles {
+                                    Some(f.remove("cycles").ok_or_else(|| bad("no `cycles`"))?)
+                                } else {
+                                    None
+                                };
+                                s.calls.push(Call { insns, cycles, ret, bytes: f.remove("bytes") });
+                                if s.calls.len() as u64 > s.completed {
+                                    return Err(bad("more calls than the region completed"));
+                                }
+                            }
                         }
-                        if let Some(low) = f.remove("stack_low") {
-                            s.stack_low = Some(u32::try_from(low).map_err(|_| bad("stack_low out of range"))?);
-                        }
-                        let map = if kind == "region" { &mut r.regions } else { &mut r.functions };
-                        if map.insert(id, s).is_some() {
-                            return Err(bad("region listed twice"));
+                        _ => {
+                            let mut s = RegionStats {
+                                entries: take("entries")?,
+                                completed: take("completed")?,
+                                total: take("total")?,
+                                min: take("min")?,
+                                max: take("max")?,
+                                ..RegionStats::default()
+                            };
+                            if with_cycles {
+                                s.cycles = Some((take("cycles")?, take("cycles_min")?, take("cycles_max")?));
+                            }
+                            if let Some(low) = f.remove("stack_low") {
+                                s.stack_low = Some(address(low, "stack_low")?);
+                            }
+                            let function = kind == "function";
+                            let map = if function { &mut r.functions } else { &mut r.regions };
+                            if map.insert(id, s).is_some() {
+                                return Err(bad("region listed twice"));
+                            }
+                            last = Some((function, id));
                         }
                     }
                     if let Some(k) = f.keys().next() {
@@ -292,6 +453,18 @@ impl Results {
         self.single_activation(id)?;
         Ok(self.regions.get(&id).and_then(|s| s.cycles).map(|c| c.0))
     }
+}
+
+/// The sites of the last region line, once complete: none, or every completed activation in
+/// exactly one of them.
+fn check_sites(last: &Option<(bool, u32)>, r: &Results) -> Result<(), String> {
+    let Some((function, id)) = *last else { return Ok(()) };
+    let s = if function { &r.functions[&id] } else { &r.regions[&id] };
+    let in_sites: u64 = s.sites.values().map(|s| s.completed).sum();
+    if !s.sites.is_empty() && in_sites != s.completed {
+        return Err(format!("the sites of region {id} hold {in_sites} of its {} completed activations", s.completed));
+    }
+    Ok(())
 }
 
 /// The fields of a `stack` line: `cycles=<n> insns=<n> frames=<i;j;...>`, each once.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use mcubench_wire::{
-    Core, Cycles, Function, FunctionsFile, HEADER, Marker, Markers, OpenRegion, PluginArgs, RegionStats, Results,
-    StackCost, StackProbeRange, WaitStates,
+    CALLS_KEPT, Call, Core, Cycles, Function, FunctionsFile, HEADER, Marker, Markers, OpenRegion, PluginArgs,
+    RegionStats, Results, Site, StackCost, StackProbeRange, WaitStates,
 };
 
 const CAPTURED_RESULTS: &str = include_str!("data/kernels-an386.results");
@@ -163,7 +163,31 @@ fn bad_arguments_are_refused_naming_the_key() {
 }
 
 fn stats(n: u64, cycles: Option<(u64, u64, u64)>, stack_low: Option<u32>) -> RegionStats {
-    RegionStats { entries: 1, completed: 1, total: n, min: n, max: n, cycles, stack_low }
+    RegionStats { entries: 1, completed: 1, total: n, min: n, max: n, cycles, stack_low, ..RegionStats::default() }
+}
+
+/// A function region of three calls from two sites (one with no return address), kept one by one.
+fn per_call(with_cycles: bool) -> RegionStats {
+    let c = |n: u64| with_cycles.then_some(n);
+    let c3 = |a: u64, b: u64, d: u64| with_cycles.then_some((a, b, d));
+    RegionStats {
+        entries: 4,
+        completed: 3,
+        total: 60,
+        min: 10,
+        max: 30,
+        cycles: c3(130, 20, 70),
+        stack_low: None,
+        sites: BTreeMap::from([
+            (None, Site { completed: 1, total: 30, min: 30, max: 30, cycles: c3(70, 70, 70) }),
+            (Some(0x105), Site { completed: 2, total: 30, min: 10, max: 20, cycles: c3(60, 20, 40) }),
+        ]),
+        calls: vec![
+            Call { insns: 10, cycles: c(20), ret: Some(0x105), bytes: None },
+            Call { insns: 20, cycles: c(40), ret: Some(0x105), bytes: Some(64) },
+            Call { insns: 30, cycles: c(70), ret: None, bytes: Some(0) },
+        ],
+    }
 }
 
 #[test]
@@ -182,12 +206,12 @@ fn results_round_trip() {
                     min: 7,
                     max: 7,
                     cycles: Some((9, 9, 9)),
-                    stack_low: None,
+                    ..RegionStats::default()
                 },
             ),
             (4, RegionStats { entries: 1, cycles: Some((0, 0, 0)), ..RegionStats::default() }),
         ]),
-        functions: BTreeMap::from([(1, stats(8, Some((16, 4, 4)), None))]),
+        functions: BTreeMap::from([(1, stats(8, Some((16, 4, 4)), None)), (2, per_call(true))]),
         open: vec![OpenRegion { id: 3, at: 900 }, OpenRegion { id: 4, at: 950 }],
         probe: Some(Some(0x2000_00f0)),
         stacks: vec![
@@ -200,6 +224,7 @@ fn results_round_trip() {
         insns: 10,
         cycles: Some(Cycles { model: "m0".into(), total: Err("undecodable 0x1 at 0x2".into()) }),
         regions: BTreeMap::from([(0, stats(5, None, None))]),
+        functions: BTreeMap::from([(0, per_call(false))]),
         probe: Some(None),
         ..Results::default()
     };
@@ -214,7 +239,35 @@ fn results_round_trip() {
         errors: vec!["e\nf".into()],
         ..Results::default()
     };
-    assert_eq!(r.write(), "mcubench-qemu-plugin/3\ninsns 0\ncycles-unavailable c  d\nmodel a b\nerror e f\nend\n");
+    assert_eq!(r.write(), "mcubench-qemu-plugin/4\ninsns 0\ncycles-unavailable c  d\nmodel a b\nerror e f\nend\n");
+}
+
+#[test]
+fn sites_and_calls_follow_their_region_line() {
+    let r = Results {
+        insns: 100,
+        cycles: Some(Cycles { model: "m".into(), total: Ok(300) }),
+        functions: BTreeMap::from([(2, per_call(true))]),
+        ..Results::default()
+    };
+    assert_eq!(
+        r.write(),
+        "mcubench-qemu-plugin/4\ninsns 100\ncycles 300\nmodel m\n\
+         function id=2 entries=4 completed=3 total=60 min=10 max=30 cycles=130 cycles_min=20 cycles_max=70\n\
+         site id=2 completed=1 total=30 min=30 max=30 cycles=70 cycles_min=70 cycles_max=70\n\
+         site id=2 ret=261 completed=2 total=30 min=10 max=20 cycles=60 cycles_min=20 cycles_max=40\n\
+         call id=2 insns=10 cycles=20 ret=261\n\
+         call id=2 insns=20 cycles=40 ret=261 bytes=64\n\
+         call id=2 insns=30 cycles=70 bytes=0\n\
+         end\n"
+    );
+    // Cycle fields follow the run: dropped without a cycle total, zeros where a snapshot had none.
+    let bare = per_call(true).with_cycles(false);
+    assert_eq!(bare, per_call(false));
+    let zeros = per_call(false).with_cycles(true);
+    assert_eq!(zeros.calls[0].cycles, Some(0));
+    assert_eq!(zeros.sites[&None].cycles, Some((0, 0, 0)));
+    assert_eq!(CALLS_KEPT, 4096, "documented in docs/src/reference/plugin.md");
 }
 
 #[test]
@@ -228,7 +281,12 @@ fn the_captured_results_file_parses_and_writes_back_byte_identical() {
     assert_eq!(r.single_activation(1), Ok(211));
     assert_eq!(r.single_activation_cycles(1), Ok(Some(528)));
     assert_eq!(r.regions[&3].stack_low, Some(541_065_128));
-    assert_eq!(r.functions[&1], stats(3, Some((32, 32, 32)), None));
+    let svc = &r.functions[&1];
+    assert_eq!((svc.completed, svc.total, svc.cycles), (1, 3, Some((32, 32, 32))));
+    // Both kernels are called from mb_run_kernel's `blx r8`, which returns to 0x52e.
+    assert_eq!(svc.calls, [Call { insns: 3, cycles: Some(32), ret: Some(0x52e), bytes: None }]);
+    assert_eq!(svc.sites.keys().collect::<Vec<_>>(), [&Some(0x52e)]);
+    assert_eq!(r.functions[&0].calls[0].ret, Some(0x52e));
     assert_eq!(r.probe, Some(Some(541_064_064)));
     assert_eq!(r.stacks.len(), 38);
     assert_eq!(r.stacks[2], StackCost { frames: vec![Some(1), Some(17)], cycles: 155, insns: 62 });
@@ -238,7 +296,7 @@ fn the_captured_results_file_parses_and_writes_back_byte_identical() {
 #[test]
 fn single_activations() {
     let r = Results::parse(
-        "mcubench-qemu-plugin/3\ninsns 1000\n\
+        "mcubench-qemu-plugin/4\ninsns 1000\n\
          region id=0 entries=1 completed=1 total=500 min=500 max=500\n\
          region id=3 entries=2 completed=1 total=7 min=7 max=7\nopen id=3 at=900\nerror oops\nend\n",
     )
@@ -251,12 +309,15 @@ fn single_activations() {
     assert_eq!(r.errors, vec!["oops".to_string()]);
 }
 
+/// A function region line with one completed activation.
+const F0: &str = "function id=0 entries=1 completed=1 total=1 min=1 max=1";
+
 #[test]
 fn malformed_results_are_errors_naming_the_line() {
     let h = HEADER;
     for (text, line, expected) in [
-        (String::new(), Some(1), "not a `mcubench-qemu-plugin/3`".to_string()),
-        ("mcubench-qemu-plugin/2\ninsns 1\nend\n".into(), Some(1), "not a `mcubench-qemu-plugin/3`".into()),
+        (String::new(), Some(1), "not a `mcubench-qemu-plugin/4`".to_string()),
+        ("mcubench-qemu-plugin/3\ninsns 1\nend\n".into(), Some(1), "not a `mcubench-qemu-plugin/4`".into()),
         (format!("{h}\ninsns 5\n"), None, "partial results file".into()),
         (format!("{h}\nend\n"), None, "lacks `insns`".into()),
         (format!("{h}\ninsns x\nend\n"), Some(2), "line 2: bad instruction count: `insns x`".into()),
@@ -299,6 +360,44 @@ fn malformed_results_are_errors_naming_the_line() {
         (format!("{h}\ninsns 1\nprobe low=x\nend\n"), Some(3), "bad probe".into()),
         (format!("{h}\ninsns 1\nprobe low=none\nprobe low=none\nend\n"), Some(4), "probe given twice".into()),
         (format!("{h}\ninsns 1\nopen id=1\nend\n"), Some(3), "no `at`".into()),
+        (format!("{h}\ninsns 1\ncall id=0 insns=1\nend\n"), Some(3), "`call` line does not follow its region".into()),
+        (
+            format!("{h}\ninsns 1\n{F0}\nsite id=1 completed=1 total=1 min=1 max=1\nend\n"),
+            Some(4),
+            "does not follow".into(),
+        ),
+        (format!("{h}\ninsns 1\n{F0}\nopen id=3 at=1\ncall id=0 insns=1\nend\n"), Some(5), "does not follow".into()),
+        (format!("{h}\ninsns 1\n{F0}\ncall id=0 insns=1\ncall id=0 insns=1\nend\n"), Some(5), "more calls than".into()),
+        (format!("{h}\ninsns 1\n{F0}\ncall id=0\nend\n"), Some(4), "no `insns`".into()),
+        (format!("{h}\ninsns 1\n{F0}\ncall id=0 insns=1 cycles=2\nend\n"), Some(4), "unknown field `cycles`".into()),
+        (format!("{h}\ninsns 1\n{F0}\ncall id=0 insns=1 ret=4294967296\nend\n"), Some(4), "ret out of range".into()),
+        (format!("{h}\ninsns 1\n{F0}\ncall id=0 insns=1 to=1\nend\n"), Some(4), "unknown field `to`".into()),
+        (
+            format!(
+                "{h}\ninsns 1\n{F0}\nsite id=0 ret=1 completed=1 total=1 min=1 max=1\nsite id=0 ret=1 completed=1 total=1 min=1 max=1\nend\n"
+            ),
+            Some(5),
+            "site listed twice".into(),
+        ),
+        (
+            format!("{h}\ninsns 1\n{F0}\nsite id=0 ret=1 completed=2 total=1 min=1 max=1\nend\n"),
+            Some(4),
+            "sites hold more activations".into(),
+        ),
+        (
+            format!(
+                "{h}\ninsns 1\nfunction id=0 entries=2 completed=2 total=2 min=1 max=1\nsite id=0 completed=1 total=1 min=1 max=1\nend\n"
+            ),
+            Some(5),
+            "the sites of region 0 hold 1 of its 2 completed activations".into(),
+        ),
+        (
+            format!(
+                "{h}\ninsns 1\ncycles 1\nmodel m\n{F0} cycles=1 cycles_min=1 cycles_max=1\nsite id=0 completed=1 total=1 min=1 max=1\nend\n"
+            ),
+            Some(6),
+            "no `cycles`".into(),
+        ),
     ] {
         let e = Results::parse(&text).unwrap_err();
         assert!(e.to_string().contains(&expected), "{text:?}: {e}");

@@ -5,6 +5,7 @@
 pub mod board;
 pub mod budgets;
 pub mod machine;
+pub mod regions;
 pub mod rules;
 pub mod scenario;
 pub mod units;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer};
 use mcubench_wire::WaitStates;
 
 use crate::config::board::Board;
+pub use crate::config::regions::{RegionBytes, RegionSpec, Split};
 use crate::config::rules::ConsoleRules;
 use crate::config::user_board::BoardEntry;
 pub use crate::config::units::{Bytes, Limit, Timeout};
@@ -276,9 +277,10 @@ struct RawScenario {
     #[serde(default)]
     regressions: Regressions,
     timeout: Option<Timeout>,
-    /// Functions measured per call (function regions), by demangled or symbol name.
+    /// Functions measured per call (function regions), by demangled or symbol name, optionally
+    /// with bytes per call and a split.
     #[serde(default)]
-    regions: Vec<String>,
+    regions: Vec<RegionSpec>,
     /// Wait states of the cycle model, per address range.
     #[serde(default, rename = "wait-states")]
     wait_states: Vec<RawWaitStates>,
@@ -347,8 +349,9 @@ pub struct Scenario {
     pub boards: Vec<&'static Board>,
     pub profiles: Vec<Profile>,
     pub timeout: Duration,
-    /// Functions measured per call (`regions:`), by demangled or symbol name, resolved per ELF.
-    pub regions: Vec<String>,
+    /// Functions measured per call (`regions:`), by demangled or symbol name, resolved per ELF;
+    /// with the bytes each call processes and how to split the calls.
+    pub regions: Vec<RegionSpec>,
     /// Record the lowest stack address written (`stack-probe: true`).
     pub stack_probe: bool,
     /// Per-profile measurement settings ([`Scenario::measure`]).
@@ -465,14 +468,7 @@ impl Scenario {
         let scenario_measure =
             Measure { wait_states: scenario_wait_states.clone(), region_budgets: scenario_region_budgets.clone() };
         let mut measures = IndexMap::new();
-        for name in &raw.regions {
-            if name.trim().is_empty() {
-                return Err(invalid("regions: an empty function name".into()));
-            }
-            if raw.regions.iter().filter(|n| *n == name).count() > 1 {
-                return Err(invalid(format!("regions: `{name}` is listed twice")));
-            }
-        }
+        crate::config::regions::check(&raw.regions).map_err(invalid)?;
         let mut profiles = Vec::new();
         match &firmware {
             Firmware::Cargo { .. } => {
@@ -837,7 +833,7 @@ timeout: 20 s
             "speed: { opt-level: 3, wait-states: [{ start: 0, end: 0x1000, fetch: 2 }], budgets: { cycles: { crc32: 4000 } } }",
         );
         let s = load(&dir, &yaml).unwrap();
-        assert_eq!(s.regions, ["crc32", "kat::block"]);
+        assert_eq!(s.regions, [RegionSpec::named("crc32"), RegionSpec::named("kat::block")]);
         assert!(s.stack_probe);
         let speed = s.measure("speed");
         assert_eq!(speed.wait_states, [WaitStates { start: 0, end: 0x1000, fetch: 2, data: 0 }]);
@@ -858,6 +854,23 @@ timeout: 20 s
         assert!(err.contains("unknown field `fech`"), "{err}");
         let err = load(&dir, &format!("{GOOD}regions: [crc32, crc32]\n")).unwrap_err();
         assert!(err.contains("`crc32` is listed twice"), "{err}");
+        // Objects: bytes per call and a split; argument registers are refused on QEMU 7.2.
+        let s = load(&dir, &format!("{GOOD}regions: [crc32, {{ name: sha256_update, bytes: 1024, split: caller }}]\n"))
+            .unwrap();
+        assert_eq!(
+            s.regions[1],
+            RegionSpec {
+                name: "sha256_update".into(),
+                bytes: Some(RegionBytes::PerCall(1024)),
+                split: Some(Split::Caller)
+            }
+        );
+        let err = load(&dir, &format!("{GOOD}regions: [crc32, {{ name: aes_ctr, bytes: arg2 }}]\n")).unwrap_err();
+        assert!(err.contains("s.yaml: regions: `aes_ctr`: `bytes: arg2`") && err.contains("QEMU 9+ plugin"), "{err}");
+        let err = load(&dir, &format!("{GOOD}regions: [crc32, {{ name: f, bytes: 0 }}]\n")).unwrap_err();
+        assert!(err.contains("s.yaml:12:18: regions[1]: `bytes: 0`: give the bytes each call processes"), "{err}");
+        let err = load(&dir, &format!("{GOOD}regions: [{{ name: f, splt: caller }}]\n")).unwrap_err();
+        assert!(err.contains("regions[0]: unknown field `splt`"), "{err}");
         let err = load(&dir, &GOOD.replace("ram: 4096", "ram: 4096\n  cycle: { a: 1 }")).unwrap_err();
         assert!(err.contains("unknown field `cycle`"), "{err}");
     }

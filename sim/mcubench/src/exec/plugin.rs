@@ -217,6 +217,13 @@ pub fn function_table(image: &ElfImage) -> Vec<FunctionEntry> {
         .collect()
 }
 
+/// The function of `table` (sorted by address, as [`function_table`] makes it) that holds
+/// `addr`: the innermost when ranges nest.
+pub fn function_at(table: &[FunctionEntry], addr: u32) -> Option<&FunctionEntry> {
+    let i = table.partition_point(|f| f.start <= addr);
+    table[..i].iter().rev().take(4).find(|f| addr < f.start.saturating_add(f.size))
+}
+
 /// For each name of a scenario's `regions`, the indices into `table` of the functions it names:
 /// a demangled name (`keccak::backends::soft::keccak_p`) or a symbol name as stored in the ELF
 /// (mangled, or a C name). A demangled name may name several functions (monomorphised copies of

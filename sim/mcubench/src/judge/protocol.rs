@@ -37,6 +37,9 @@ pub struct KatRecord {
     /// firmware that measures its heap sends it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub heap: Option<u32>,
+    /// Message bytes the operation processed (optional), for cycles per byte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     pub out: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
@@ -291,6 +294,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
             let expected = f.take_opt("expected").map(|v| hex("expected", v)).transpose()?;
             let region = f.take_opt("region").map(|v| number("region", v)).transpose()?;
             let heap = f.take_opt("heap").map(|v| number("heap", v)).transpose()?;
+            let bytes = f.take_opt("bytes").map(|v| number("bytes", v)).transpose()?;
             if result == KatResult::Fail && expected.is_none() {
                 return Err("a failing `kat` record must carry `expected`".into());
             }
@@ -303,6 +307,7 @@ fn parse_record(body: &str) -> Result<Record, String> {
                 stack: number("stack", f.take("stack")?)?,
                 region,
                 heap,
+                bytes,
                 out: hex("out", f.take("out")?)?,
                 expected,
             })
@@ -377,6 +382,20 @@ mod tests {
     }
 
     #[test]
+    fn kat_records_may_carry_bytes() {
+        let t = Transcript::parse(
+            "@mcubench/1 begin fw=x\n\
+             @mcubench/1 kat id=a alg=A op=hash result=pass ticks=1 stack=1 bytes=64 region=0 out=00\n\
+             @mcubench/1 kat id=b alg=A op=hash result=pass ticks=1 stack=1 bytes=0 out=00\n\
+             @mcubench/1 kat id=c alg=A op=hash result=pass ticks=1 stack=1 bytes=18446744073709551615 out=00\n\
+             @mcubench/1 kat id=d alg=A op=hash result=pass ticks=1 stack=1 out=00\n",
+        )
+        .unwrap();
+        let bytes: Vec<_> = t.kats().map(|k| k.bytes).collect();
+        assert_eq!(bytes, [Some(64), Some(0), Some(u64::MAX), None]);
+    }
+
+    #[test]
     fn parses_fault_and_panic() {
         let t = Transcript::parse(
             "@mcubench/1 fault kind=hardfault pc=0x000004d2 lr=0xfffffff9 xpsr=0x01000003 cfsr=0x00000082 hfsr=0x40000000\n\
@@ -414,6 +433,24 @@ mod tests {
     #[case("@mcubench/1 end passed=1 failed=0 stack=9 heap=", "`heap` is not a decimal")]
     #[case("@mcubench/1 end passed=1 failed=0 stack=9 heap=4294967296", "`heap` is not a decimal")]
     #[case("@mcubench/1 end passed=1 failed=0 stack=9 heap=1 heap=1", "`heap` appears twice")]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 bytes=1k out=00",
+        "`bytes` is not a decimal"
+    )]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 bytes=-1 out=00",
+        "`bytes` is not a decimal"
+    )]
+    #[case("@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 bytes= out=00", "`bytes` is not a decimal")]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 bytes=18446744073709551616 out=00",
+        "`bytes` is not a decimal"
+    )]
+    #[case(
+        "@mcubench/1 kat id=x alg=A op=hash result=pass ticks=1 stack=1 bytes=1 bytes=1 out=00",
+        "`bytes` appears twice"
+    )]
+    #[case("@mcubench/1 end passed=1 failed=0 stack=9 bytes=1", "unknown field `bytes`")]
     #[case("@mcubench/1 ending", "unknown record kind `ending`")]
     #[case("@mcubench/1 fault kind=hardfault pc=4d2 lr=0x0 xpsr=0x0 cfsr=0x0 hfsr=0x0", "not an address")]
     #[case("@mcubench/1 begin fw=a b", "`b` is not a key=value")]

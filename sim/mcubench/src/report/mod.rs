@@ -18,8 +18,10 @@ mod json;
 pub mod junit;
 pub mod markdown;
 pub mod openmetrics;
+mod regions;
 mod table;
 
+pub use regions::{CallGroup, CallerReport, PerCall, RegionReport, SizeReport, per_byte};
 pub use table::{memory_table, render};
 
 pub const SCHEMA: &str = "mcubench-run/1";
@@ -58,33 +60,12 @@ pub struct KatReport {
     /// record); absent when the firmware does not report its heap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap: Option<u32>,
-}
-
-/// Count, total, min and max over the calls of one function region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PerCall {
-    pub total: u64,
-    pub min: u64,
-    pub max: u64,
-}
-
-/// One function region (`regions:` in the scenario): every completed call of the named function,
-/// measured inclusively from its first instruction to the return (semantics:
-/// `sim/qemu-plugin/src/calls.rs`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RegionReport {
-    /// The name as the scenario gives it.
-    pub name: String,
-    /// Completed calls.
-    pub calls: u64,
-    /// Calls still running when the firmware exited (not in the numbers).
-    pub open: u64,
-    pub instructions: PerCall,
-    /// Estimated cycles (the cell's `cycle_model`); `None` without a model.
-    pub cycles: Option<PerCall>,
-    /// Stack probe: the lowest stack address written during a completed call.
+    /// Message bytes the operation processed (`bytes=` on its `kat` record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack_lowest: Option<u32>,
+    pub bytes: Option<u64>,
+    /// `cycles / bytes`, when both are known and `bytes` is not 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_byte: Option<f64>,
 }
 
 /// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.

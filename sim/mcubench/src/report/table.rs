@@ -138,6 +138,7 @@ impl RunReport {
                 })
             }));
             out.push_str(&self.cycles_table(&ids));
+            out.push_str(&self.per_byte_table(&ids));
             out.push_str(&self.heap_table(&ids));
         }
         out.push_str(&self.regions_table());
@@ -189,7 +190,9 @@ impl RunReport {
     }
 
     /// Function regions: calls and per-call instructions and estimated cycles (total, min, max),
-    /// one row per region and cell that measured it.
+    /// one row per region and cell that measured it, with cycles per byte where the scenario
+    /// gives bytes per call and a row per caller with `split: caller`; then the distinct per-call
+    /// values of regions whose calls differ.
     fn regions_table(&self) -> String {
         if self.cells.iter().all(|c| c.regions.is_empty()) {
             return String::new();
@@ -197,21 +200,27 @@ impl RunReport {
         let mut out = String::from(
             "\nfunction regions (per call, inclusive: first instruction to the return; exact instructions, est. cycles)\n",
         );
-        let probed = self.cells.iter().any(|c| c.regions.iter().any(|r| r.stack_lowest.is_some()));
+        let all = || self.cells.iter().flat_map(|c| &c.regions);
+        let probed = all().any(|r| r.stack_lowest.is_some());
+        let with_bytes = all().any(|r| r.bytes.is_some());
         let mut header: Vec<String> =
             ["region", "board/profile", "calls", "insns total", "min", "max", "cycles total", "min", "max"]
                 .map(String::from)
                 .to_vec();
+        if with_bytes {
+            header.extend(["bytes".to_string(), "cycles/B".to_string()]);
+        }
         if probed {
             header.push("stack lowest".into());
         }
         let mut rows = vec![header];
         for c in &self.cells {
+            let cell = format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile);
             for r in &c.regions {
                 let cycles = |f: fn(&PerCall) -> u64| r.cycles.as_ref().map_or("-".to_string(), |p| f(p).to_string());
                 let mut row = vec![
                     r.name.clone(),
-                    format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile),
+                    cell.clone(),
                     if r.open > 0 { format!("{} (+{} open)", r.calls, r.open) } else { r.calls.to_string() },
                     r.instructions.total.to_string(),
                     r.instructions.min.to_string(),
@@ -220,13 +229,105 @@ impl RunReport {
                     cycles(|p| p.min),
                     cycles(|p| p.max),
                 ];
+                if with_bytes {
+                    row.push(opt(r.bytes));
+                    row.push(fmt_per_byte(r.cycles_per_byte));
+                }
                 if probed {
                     row.push(r.stack_lowest.map_or("-".to_string(), |a| format!("0x{a:08x}")));
                 }
                 rows.push(row);
+                for s in &r.by_caller {
+                    let cycles =
+                        |f: fn(&PerCall) -> u64| s.cycles.as_ref().map_or("-".to_string(), |p| f(p).to_string());
+                    let mut row = vec![
+                        format!("  ← {}", s.caller.as_deref().unwrap_or("?")),
+                        cell.clone(),
+                        s.calls.to_string(),
+                        s.instructions.total.to_string(),
+                        s.instructions.min.to_string(),
+                        s.instructions.max.to_string(),
+                        cycles(|p| p.total),
+                        cycles(|p| p.min),
+                        cycles(|p| p.max),
+                    ];
+                    if with_bytes {
+                        row.push(opt(s.bytes));
+                        row.push(fmt_per_byte(s.cycles_per_byte));
+                    }
+                    if probed {
+                        row.push(String::new());
+                    }
+                    rows.push(row);
+                }
             }
         }
         out.push_str(&render(&rows, 2));
+        if all().any(|r| !r.by_caller.is_empty()) {
+            out.push_str("  ← f: the calls from function f (`split: caller`: the function that holds each call's return address)\n");
+        }
+        out.push_str(&self.per_call_table());
+        out
+    }
+
+    /// The distinct per-call values of every region whose calls were not all alike, at most
+    /// [`PER_CALL_ROWS`] per region and cell.
+    fn per_call_table(&self) -> String {
+        let differ = |r: &RegionReport| r.per_call.len() > 1;
+        if !self.cells.iter().flat_map(|c| &c.regions).any(differ) {
+            return String::new();
+        }
+        let with_bytes = self.cells.iter().flat_map(|c| &c.regions).filter(|r| differ(r)).any(|r| r.bytes.is_some());
+        let mut header: Vec<String> =
+            ["region", "board/profile", "caller", "returns to", "calls", "insns", "cycles"].map(String::from).to_vec();
+        if with_bytes {
+            header.extend(["bytes".to_string(), "cycles/B".to_string()]);
+        }
+        let mut rows = vec![header];
+        let mut notes = String::new();
+        for c in &self.cells {
+            let cell = format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile);
+            for r in c.regions.iter().filter(|r| differ(r)) {
+                for g in r.per_call.iter().take(PER_CALL_ROWS) {
+                    let mut row = vec![
+                        r.name.clone(),
+                        cell.clone(),
+                        g.caller.clone().unwrap_or_else(|| "?".into()),
+                        g.return_address.map_or("-".to_string(), |a| format!("0x{a:08x}")),
+                        g.calls.to_string(),
+                        g.instructions.to_string(),
+                        opt(g.cycles),
+                    ];
+                    if with_bytes {
+                        row.push(opt(g.bytes));
+                        row.push(fmt_per_byte(g.cycles_per_byte));
+                    }
+                    rows.push(row);
+                }
+                if r.per_call.len() > PER_CALL_ROWS {
+                    let _ = writeln!(
+                        notes,
+                        "  {} {cell}: {} more distinct values in the JSON report (`regions[].per_call`)",
+                        r.name,
+                        r.per_call.len() - PER_CALL_ROWS
+                    );
+                }
+                if r.per_call_dropped > 0 {
+                    let _ = writeln!(
+                        notes,
+                        "  {} {cell}: {} later calls are in the totals only (the first {} are kept one by one)",
+                        r.name,
+                        r.per_call_dropped,
+                        mcubench_wire::CALLS_KEPT
+                    );
+                }
+            }
+        }
+        let mut out = String::from(
+            "\nfunction region calls by distinct value (calls with equal values together, first seen first)\n",
+        );
+        out.push_str(&render(&rows, 4));
+        out.push_str(&notes);
         out
     }
 
@@ -250,6 +351,21 @@ impl RunReport {
             let _ = writeln!(out, "  {board}: {model}");
         }
         out.push_str(&self.kat_matrix(ids, |k| k.cycles.map(|n| n.to_string())));
+        out
+    }
+
+    /// Estimated cycles per byte per KAT (same rows and columns as the instruction table), when
+    /// any KAT reported the bytes it processed (`bytes=`).
+    fn per_byte_table(&self, ids: &[&str]) -> String {
+        let mut out = String::new();
+        if !self.cells.iter().flat_map(|c| &c.kats).any(|k| k.bytes.is_some()) {
+            return out;
+        }
+        let _ = writeln!(out, "\nest. cycles per byte per KAT operation (cycles / `bytes=` of its record)");
+        out.push_str(&self.kat_matrix(ids, |k| {
+            k.bytes?;
+            Some(fmt_per_byte(k.cycles_per_byte))
+        }));
         out
     }
 
@@ -291,6 +407,19 @@ impl RunReport {
         }
         seen.join(", ")
     }
+}
+
+/// Distinct per-call values listed per region and cell in the table (the JSON report has all).
+const PER_CALL_ROWS: usize = 10;
+
+/// A number or `-`.
+fn opt(v: Option<u64>) -> String {
+    v.map_or("-".to_string(), |v| v.to_string())
+}
+
+/// Cycles per byte with two decimals, or `-`.
+fn fmt_per_byte(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.2}"))
 }
 
 /// Left-aligns the first `text_columns` columns and right-aligns the rest (numbers).

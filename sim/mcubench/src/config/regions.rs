@@ -1,0 +1,230 @@
+//! Function regions as a scenario names them (`regions:`): a function name, or an object that also
+//! says how many bytes each call processes and how to split the calls.
+//!
+//! ```yaml
+//! regions:
+//!   - crc32                                   # a name: every call, per call and in total
+//!   - { name: sha256_update, bytes: 1024 }    # cycles per byte: each call processes 1024 bytes
+//!   - { name: crc32_update, split: caller }   # the calls split by calling function
+//!   - { name: aes_ctr, bytes: arg2 }          # bytes from r2 at entry: needs the QEMU 9+ plugin
+//! ```
+//!
+//! `bytes` is a constant per call (`1024`, `1 KiB`), or `arg0` .. `arg3`: the first four
+//! argument registers (r0 .. r3 under the AAPCS) read at each call's entry. Reading a register
+//! needs QEMU plugin API v2 or later (QEMU 9+); the plugin for QEMU 7.2 (API v1) cannot, so such
+//! a scenario is refused at load with a message that says so ([`check`]). The key is parsed
+//! all the same ([`RegionBytes::Argument`]), so that a plugin that can read registers only has
+//! to fill the per-call `bytes=` field of its results file (`mcubench_wire::Call::bytes`).
+
+use std::fmt;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::config::units::{Bytes, scalar_text};
+
+/// One entry of `regions:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionSpec {
+    /// A demangled name or a symbol name as stored in the ELF.
+    pub name: String,
+    /// Bytes each call processes, for cycles per byte.
+    pub bytes: Option<RegionBytes>,
+    /// How the report splits the calls.
+    pub split: Option<Split>,
+}
+
+/// How many bytes one call processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionBytes {
+    /// The same for every call (`bytes: 1024`).
+    PerCall(u64),
+    /// The value of argument register r`N` at the call's entry (`bytes: argN`, N = 0..3). Needs
+    /// a plugin that reads registers (QEMU 9+); refused on QEMU 7.2.
+    Argument(u8),
+}
+
+/// How the report splits a region's calls (`split:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Split {
+    /// By calling function: the function that holds each call's return address.
+    Caller,
+}
+
+impl RegionSpec {
+    /// A region given by name alone.
+    pub fn named(name: impl Into<String>) -> RegionSpec {
+        RegionSpec { name: name.into(), bytes: None, split: None }
+    }
+}
+
+impl From<&str> for RegionSpec {
+    fn from(name: &str) -> RegionSpec {
+        RegionSpec::named(name)
+    }
+}
+
+impl From<String> for RegionSpec {
+    fn from(name: String) -> RegionSpec {
+        RegionSpec::named(name)
+    }
+}
+
+impl fmt::Display for RegionBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegionBytes::PerCall(n) => write!(f, "{n}"),
+            RegionBytes::Argument(r) => write!(f, "arg{r}"),
+        }
+    }
+}
+
+impl RegionBytes {
+    fn parse(text: &str) -> Result<RegionBytes, String> {
+        let text = text.trim();
+        if let Some(n) = text.strip_prefix("arg") {
+            return match n.parse::<u8>() {
+                Ok(r) if r <= 3 => Ok(RegionBytes::Argument(r)),
+                _ => Err(format!(
+                    "`bytes: {text}`: only the register arguments arg0 .. arg3 (r0 .. r3 at entry) can be read"
+                )),
+            };
+        }
+        match Bytes::parse(text) {
+            Ok(Bytes(0)) => Err("`bytes: 0`: give the bytes each call processes (at least 1)".into()),
+            Ok(Bytes(n)) => Ok(RegionBytes::PerCall(n)),
+            Err(e) => Err(format!(
+                "`bytes: {text}` is neither a byte count (`1024`, `1 KiB`) nor an argument register (`arg0` .. `arg3`): {e}"
+            )),
+        }
+    }
+}
+
+fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RegionBytes>, D::Error> {
+    let text = scalar_text(d, "bytes per call (`1024`, `1 KiB`) or an argument register (`arg0` .. `arg3`)")?;
+    RegionBytes::parse(&text).map(Some).map_err(de::Error::custom)
+}
+
+/// The object form, strictly.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    name: String,
+    #[serde(default, deserialize_with = "bytes")]
+    bytes: Option<RegionBytes>,
+    split: Option<Split>,
+}
+
+impl<'de> Deserialize<'de> for RegionSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Spec;
+        impl<'de> Visitor<'de> for Spec {
+            type Value = RegionSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a function name, or `{ name: ..., bytes: ..., split: caller }`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RegionSpec, E> {
+                Ok(RegionSpec::named(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RegionSpec, A::Error> {
+                let raw = RawSpec::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RegionSpec { name: raw.name, bytes: raw.bytes, split: raw.split })
+            }
+        }
+        d.deserialize_any(Spec)
+    }
+}
+
+/// Whether the QEMU plugin can read argument registers (`bytes: argN`). The plugin is built for
+/// QEMU plugin API v1 (QEMU 7.2), which gives plugins no register access; a build for API v2+
+/// (QEMU 9+, issue #13) can, and turns this on when it fills the results' per-call `bytes=`.
+pub const PLUGIN_READS_REGISTERS: bool = false;
+
+/// What a scenario's `regions` may not be: an empty name, a name listed twice, or (on QEMU 7.2)
+/// bytes from an argument register.
+pub fn check(specs: &[RegionSpec]) -> Result<(), String> {
+    for (i, spec) in specs.iter().enumerate() {
+        let name = &spec.name;
+        if name.trim().is_empty() {
+            return Err("regions: an empty function name".into());
+        }
+        if specs[..i].iter().any(|s| s.name == *name) {
+            return Err(format!("regions: `{name}` is listed twice"));
+        }
+        if let Some(RegionBytes::Argument(r)) = spec.bytes
+            && !PLUGIN_READS_REGISTERS
+        {
+            return Err(format!(
+                "regions: `{name}`: `bytes: arg{r}` reads the byte count from register r{r} at each call's entry, \
+                 which needs the QEMU 9+ plugin (QEMU plugin API v2 or later); this mcubench's plugin is built for \
+                 QEMU 7.2 (plugin API v1), which cannot read registers. Give the bytes per call as a number \
+                 (`bytes: 1024`), or have the firmware report `bytes=` on its `kat` record"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(yaml: &str) -> Result<Vec<RegionSpec>, String> {
+        serde_yaml_ng::from_str::<Vec<RegionSpec>>(yaml).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn names_and_objects() {
+        let specs = parse(
+            "[crc32, { name: sha256_update, bytes: 1024 }, { name: \"kat::block\", bytes: 1 KiB, split: caller }, \
+             { name: aes_ctr, bytes: arg2 }, { name: f, split: caller }]",
+        )
+        .unwrap();
+        assert_eq!(
+            specs,
+            [
+                RegionSpec::named("crc32"),
+                RegionSpec { name: "sha256_update".into(), bytes: Some(RegionBytes::PerCall(1024)), split: None },
+                RegionSpec {
+                    name: "kat::block".into(),
+                    bytes: Some(RegionBytes::PerCall(1024)),
+                    split: Some(Split::Caller)
+                },
+                RegionSpec { name: "aes_ctr".into(), bytes: Some(RegionBytes::Argument(2)), split: None },
+                RegionSpec { name: "f".into(), bytes: None, split: Some(Split::Caller) },
+            ]
+        );
+        assert_eq!(RegionBytes::Argument(2).to_string(), "arg2");
+        assert_eq!(RegionBytes::PerCall(64).to_string(), "64");
+    }
+
+    #[test]
+    fn bad_entries_say_what_is_expected() {
+        for (yaml, expected) in [
+            ("[{ name: f, bytes: 0 }]", "`bytes: 0`: give the bytes each call processes"),
+            ("[{ name: f, bytes: arg4 }]", "only the register arguments arg0 .. arg3"),
+            ("[{ name: f, bytes: argx }]", "only the register arguments arg0 .. arg3"),
+            ("[{ name: f, bytes: lots }]", "neither a byte count (`1024`, `1 KiB`) nor an argument register"),
+            ("[{ name: f, bytes: -4 }]", "neither a byte count"),
+            ("[{ name: f, split: callee }]", "unknown variant `callee`, expected `caller`"),
+            ("[{ name: f, byts: 4 }]", "unknown field `byts`, expected one of `name`, `bytes`, `split`"),
+            ("[{ bytes: 4 }]", "missing field `name`"),
+            ("[[f]]", "expected a function name, or `{ name: ..., bytes: ..., split: caller }`"),
+        ] {
+            let e = parse(yaml).unwrap_err();
+            assert!(e.contains(expected), "{yaml}: {e}");
+        }
+    }
+
+    #[test]
+    fn argument_registers_are_refused_on_qemu_7_2_naming_the_key() {
+        let specs = parse("[crc32, { name: aes_ctr, bytes: arg2 }]").unwrap();
+        let e = check(&specs).unwrap_err();
+        assert!(e.starts_with("regions: `aes_ctr`: `bytes: arg2` reads the byte count from register r2"), "{e}");
+        assert!(e.contains("needs the QEMU 9+ plugin") && e.contains("QEMU 7.2 (plugin API v1)"), "{e}");
+        assert!(check(&parse("[crc32, { name: f, bytes: 64, split: caller }]").unwrap()).is_ok());
+        assert!(check(&parse("[crc32, { name: crc32 }]").unwrap()).unwrap_err().contains("`crc32` is listed twice"));
+        assert!(check(&parse("[\" \"]").unwrap()).unwrap_err().contains("empty function name"));
+    }
+}
