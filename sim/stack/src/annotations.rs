@@ -57,6 +57,11 @@ pub struct Annotations {
     /// Call edges that cannot happen: caller name → callee names.
     #[serde(default)]
     pub infeasible: BTreeMap<String, Vec<String>>,
+    /// Why an entry holds, shown as the assumption of a bound resting on it (the shipped
+    /// [packs](crate::packs) give one for each entry): `recursion:NAME` or `indirect:SITE` →
+    /// reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reasons: BTreeMap<String, String>,
 }
 
 /// An annotation file as written.
@@ -148,6 +153,18 @@ impl AnnotationFile {
     pub fn parse(path: &Path, text: &str) -> Result<AnnotationFile, AnnotationError> {
         if text.trim().is_empty() {
             return Ok(AnnotationFile { path: path.to_owned(), ..Default::default() });
+        }
+        if let Some((key, first, second)) = duplicate_key(text) {
+            return Err(AnnotationError::Syntax {
+                path: path.display().to_string(),
+                line: second,
+                column: 1,
+                message: format!(
+                    "duplicate key `{key}`: first at {}:{first}, again at {}:{second} (keep one)",
+                    path.display(),
+                    path.display()
+                ),
+            });
         }
         let mut f: AnnotationFile = serde_yaml_ng::from_str(text).map_err(|e| {
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
@@ -253,6 +270,61 @@ impl AnnotationFile {
         }
         Ok((out, ignored))
     }
+}
+
+/// The first key given twice in one block mapping of `text`: (key, first line, second line),
+/// lines from 1. Block mappings only (one key per line, as annotation files are written); a
+/// duplicate inside a one-line flow mapping is left to the YAML parser. Scoped by indentation
+/// and list items, so the same key in two list entries (`- site: a` / `- site: b`) is fine.
+fn duplicate_key(text: &str) -> Option<(String, usize, usize)> {
+    let mut scopes: Vec<(usize, BTreeMap<String, usize>)> = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = match raw.find(" #") {
+            Some(k) => &raw[..k],
+            None if raw.trim_start().starts_with('#') => "",
+            None => raw,
+        };
+        if line.trim().is_empty() || line.trim_start().starts_with("---") {
+            continue;
+        }
+        let mut indent = line.len() - line.trim_start().len();
+        let mut content = line.trim_start();
+        let mut item = false;
+        while let Some(rest) = content.strip_prefix("- ") {
+            let rest_trim = rest.trim_start();
+            indent += content.len() - rest_trim.len();
+            content = rest_trim;
+            item = true;
+        }
+        while scopes.last().is_some_and(|(i, _)| *i > indent || (item && *i == indent)) {
+            scopes.pop();
+        }
+        let Some(key) = block_key(content) else { continue };
+        if scopes.last().is_none_or(|(i, _)| *i != indent) {
+            scopes.push((indent, BTreeMap::new()));
+        }
+        let (_, keys) = scopes.last_mut().expect("pushed");
+        if let Some(&first) = keys.get(&key) {
+            return Some((key, first, n + 1));
+        }
+        keys.insert(key, n + 1);
+    }
+    None
+}
+
+/// The key of a block-mapping line (`key:` or `key: value`, plain or quoted), if it is one.
+fn block_key(content: &str) -> Option<String> {
+    if content.starts_with(['{', '[', '|', '>']) {
+        return None;
+    }
+    let (key, rest) = if let Some(q) = content.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let end = content[1..].find(q)? + 1;
+        (&content[1..end], &content[end + 1..])
+    } else {
+        let k = content.find(": ").or_else(|| content.ends_with(':').then(|| content.len() - 1))?;
+        (&content[..k], &content[k..])
+    };
+    rest.trim_start().starts_with(':').then(|| key.trim().to_string())
 }
 
 /// An annotation entry that names a function (or, for `priorities`, an exception handler) the
@@ -385,6 +457,15 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.starts_with("x.stack.yaml:2:"), "{msg}");
         assert!(msg.contains("recursoin"), "{msg}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_an_error() {
+        let e = AnnotationFile::parse(Path::new("d.stack.yaml"), "recursion:\n  ping: 2\n  pong: 3\n  ping: 4\n")
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("duplicate") && msg.contains("ping"), "{msg}");
+        assert!(msg.contains(":2") && msg.contains(":4"), "names both lines: {msg}");
     }
 
     #[test]

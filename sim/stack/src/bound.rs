@@ -105,6 +105,7 @@ impl CallGraph<'_> {
             msp,
             address_taken: self.taken.all.iter().filter_map(|&a| self.fmap.at(a)).map(|f| f.name.clone()).collect(),
             unresolved,
+            packs: Vec::new(),
             bounds: nodes.into_iter().map(|n| (n.bound, n.assumptions, n.path)).collect(),
             assumption_text: interner.text,
         }
@@ -346,8 +347,14 @@ impl CallGraph<'_> {
                 h.insert(m, hm);
             }
             for (&m, &d) in &cut {
+                let why = self
+                    .options
+                    .annotations
+                    .reasons
+                    .get(&format!("recursion:{}", self.functions[m].name))
+                    .map_or("annotation".to_string(), |r| r.clone());
                 assumptions.insert(interner.id(format!(
-                    "{} has at most {d} activations on the stack at once (annotation; recursion among {})",
+                    "{} has at most {d} activations on the stack at once ({why}; recursion among {})",
                     self.key_name(&self.functions[m]),
                     names.join(", ")
                 )));

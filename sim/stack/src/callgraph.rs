@@ -170,6 +170,16 @@ impl CallGraph<'_> {
         format!("{}+0x{:x}", self.key_name(f), at - f.start)
     }
 
+    /// A branch to `target` inside the body of another function (libgcc's `__aeabi_ui2d` into
+    /// `__adddf3`) is a tail call into that function's rest, which uses at most its bound less
+    /// its frame depth at the target: the function and that depth, when its own paths reach
+    /// the target with a known SP.
+    fn inner_target(&self, target: u32) -> Option<(usize, u32)> {
+        let j = self.fmap.containing(target).and_then(|g| self.index_of(g.start))?;
+        let &(_, d) = self.functions[j].entry_depths.iter().find(|(a, _)| *a == target & !1)?;
+        Some((j, d))
+    }
+
     /// Callees of function `i`: (callee index, caller depth at the call, assumption).
     pub(crate) fn edges(&self, i: usize, unresolved: &mut Vec<Unresolved>, interner: &mut Interner) -> Vec<Edge> {
         let f = &self.functions[i];
@@ -189,6 +199,11 @@ impl CallGraph<'_> {
                 CallKind::Call { target } | CallKind::Tail { target } => match self.index_of(*target) {
                     Some(j) if infeasible.contains(&j) => {}
                     Some(j) => out.push(Ok((j, c.depth, None))),
+                    None if let Some((j, d)) = self.inner_target(*target) => {
+                        if !infeasible.contains(&j) {
+                            out.push(Ok((j, c.depth.saturating_sub(d), None)));
+                        }
+                    }
                     None => out.push(Err(format!(
                         "{} calls 0x{target:08x}, which is not the start of a known function",
                         f.name
@@ -199,20 +214,21 @@ impl CallGraph<'_> {
                     let ord_key = format!("{}@{ordinal}", self.key_name(f));
                     let ord_key_raw = format!("{}@{ordinal}", f.name);
                     let ind = &self.options.annotations.indirect;
-                    let ann = ind
-                        .get(&ord_key)
-                        .or(ind.get(&ord_key_raw))
-                        .or(ind.get(&key))
-                        .or(self.options.annotations.indirect.get(&f.name))
-                        .or(self.options.annotations.indirect.get(&f.demangled));
-                    if let Some(names) = ann {
+                    let ann = [&ord_key, &ord_key_raw, &key, &f.name, &f.demangled]
+                        .into_iter()
+                        .find_map(|k| ind.get_key_value(k.as_str()));
+                    if let Some((ann_key, names)) = ann {
+                        let reason = self.options.annotations.reasons.get(&format!("indirect:{ann_key}"));
                         for n in names {
                             let found = self.all_by_name(n);
                             if found.is_empty() {
                                 out.push(Err(format!("annotation for {key} names unknown function {n}")));
                             }
                             for j in found {
-                                let why = interner.id(format!("annotated targets of {}", self.site_label(f, c.at)));
+                                let why = interner.id(match reason {
+                                    Some(r) => format!("targets of {}: {r}", self.site_label(f, c.at)),
+                                    None => format!("annotated targets of {}", self.site_label(f, c.at)),
+                                });
                                 out.push(Ok((j, c.depth, Some(why))));
                             }
                         }

@@ -75,6 +75,19 @@ pub struct FunctionStack {
     /// Constants built by `movw`/`movt` that are Thumb addresses of functions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub address_consts: Vec<u32>,
+    /// Bytes of this function's frame in use at addresses inside it that other functions
+    /// branch to (libgcc's `__aeabi_ui2d` jumps into the body of `__adddf3`): such a branch is
+    /// a tail call into the rest of this function. Only addresses its own paths reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entry_depths: Vec<(u32, u32)>,
+}
+
+/// ARM semihosting operations that do not return: SYS_EXIT (0x18) and SYS_EXIT_EXTENDED (0x20).
+const SEMIHOSTING_EXITS: [i32; 2] = [0x18, 0x20];
+
+/// `bkpt 0xab`: a semihosting call (the operation in r0).
+fn is_semihosting(insn: &Insn) -> bool {
+    insn.len == 2 && insn.raw == 0xbeab
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,11 +378,14 @@ fn table_targets(
     Ok(targets)
 }
 
+/// Frame and call sites of `f`; `want`: addresses inside `f` whose frame depth to record in
+/// [`FunctionStack::entry_depths`] (targets of other functions' branches into its body).
 pub(crate) fn function_stack(
     image: &ElfImage,
     fmap: &FunctionMap,
     f: &Function,
     source: &dyn InsnSource,
+    want: &[u32],
 ) -> FunctionStack {
     let mut out = FunctionStack {
         name: f.name.clone(),
@@ -379,6 +395,7 @@ pub(crate) fn function_stack(
         frame: Frame::Known { bytes: 0 },
         calls: Vec::new(),
         address_consts: Vec::new(),
+        entry_depths: Vec::new(),
     };
     let mut address_consts = BTreeSet::new();
     if !f.thumb {
@@ -395,6 +412,9 @@ pub(crate) fn function_stack(
     let mut dynamic_at: Option<u32> = None;
     let mut failure: Option<Frame> = None;
     let mut calls: BTreeMap<(u32, u8), CallSite> = BTreeMap::new();
+    // SP offsets at BLs to a label inside the function, and `bx lr` returns with a frame live.
+    let mut local_call_sps: BTreeSet<i32> = BTreeSet::new();
+    let mut local_returns: Vec<(u32, i32)> = Vec::new();
 
     let depth_of = |sp: Sp| match sp {
         Sp::Known(o) => o.min(0).unsigned_abs(),
@@ -534,6 +554,11 @@ pub(crate) fn function_stack(
         };
         let cond_state = state.clone();
         match insn.flow {
+            // A semihosting SYS_EXIT does not return.
+            Flow::Next
+                if is_semihosting(insn)
+                    && matches!(state.regs[0], Some(Val::Const(op)) if SEMIHOSTING_EXITS.contains(&op))
+                    && !insn.conditional => {}
             Flow::Next => succ.push((fall, next.clone())),
             Flow::Branch { target } => {
                 if f.contains(target) && !fmap.is_data(target) {
@@ -547,8 +572,12 @@ pub(crate) fn function_stack(
             }
             Flow::Call { target } if f.contains(target) && target != f.start && !fmap.is_data(target) => {
                 // BL inside the function: the Thumb-1 far branch LLVM emits (`tBfar`) to a
-                // block of the same function. Follow it as a jump (and, conservatively, the
-                // fall-through as well).
+                // block of the same function, or a call of a local subroutine (libgcc's
+                // `bleq Lml_s` in `__muldf3`, whose `bx lr` returns here). Follow it as a jump
+                // and, conservatively, the fall-through as well.
+                if let Sp::Known(o) = next.sp {
+                    local_call_sps.insert(o);
+                }
                 succ.push((target, next.clone()));
                 succ.push((fall, next.clone()));
                 if cond {
@@ -570,8 +599,25 @@ pub(crate) fn function_stack(
                 }
                 succ.push((fall, after));
             }
+            // `ldr pc, [sp], #8` (libgcc's `__aeabi_dcmpeq`, after `str lr, [sp, #-8]!`): a
+            // return that pops more than the return address, like `ldr pc, [sp], #4`.
+            Flow::JumpIndirect { literal: None }
+                if insn.mem.is_some_and(|m| m.base == mcubench_thumb::SP && m.writeback && !m.store)
+                    && next.sp == Sp::Known(0) =>
+            {
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+            }
             Flow::Return => {
-                if next.sp != Sp::Known(0) && next.sp != Sp::Dynamic {
+                if let Sp::Known(o) = next.sp
+                    && o != 0
+                    && insn.mnemonic.starts_with("bx")
+                {
+                    // `bx lr` with a frame live: the return of a local subroutine if some BL
+                    // inside the function calls one at this SP (checked when all are known).
+                    local_returns.push((addr, o));
+                } else if next.sp != Sp::Known(0) && next.sp != Sp::Dynamic {
                     failure.get_or_insert(Frame::Unknown {
                         at: addr,
                         detail: format!("returns with SP {:?} relative to entry", next.sp),
@@ -636,7 +682,11 @@ pub(crate) fn function_stack(
                 let after_call = matches!(insn.flow, Flow::Call { .. } | Flow::CallIndirect { .. })
                     || (insn.class == mcubench_thumb::Class::Hint && insn.mnemonic.starts_with("nop"))
                     // `mov r8, r8`: the Thumb-1 NOP that LLVM pads with after a noreturn call.
-                    || insn.raw == 0x46c0;
+                    || insn.raw == 0x46c0
+                    // Straight after a semihosting call whose operation is not a known
+                    // constant (newlib's `_kill_shared`: SYS_EXIT or SYS_EXIT_EXTENDED chosen at
+                    // run time): the compiler knows it does not return.
+                    || after_semihosting(&insns, addr);
                 if after_call {
                     continue;
                 }
@@ -651,7 +701,20 @@ pub(crate) fn function_stack(
             }
         }
     }
+    if let Some(&(at, o)) = local_returns.iter().find(|(_, o)| !local_call_sps.contains(o)) {
+        failure.get_or_insert(Frame::Unknown {
+            at,
+            detail: format!("returns with SP {:?} relative to entry", Sp::Known(o)),
+        });
+    }
     out.calls = calls.into_values().collect();
+    out.entry_depths = want
+        .iter()
+        .filter_map(|a| match states.get(a)?.sp {
+            Sp::Known(o) => Some((*a, o.min(0).unsigned_abs())),
+            Sp::Dynamic => None,
+        })
+        .collect();
     out.address_consts = address_consts.into_iter().collect();
     out.frame = if let Some(fr) = failure {
         fr
@@ -661,6 +724,19 @@ pub(crate) fn function_stack(
         Frame::Known { bytes: max_depth }
     };
     out
+}
+
+/// `addr` is at most 3 straight-line instructions after a semihosting `bkpt 0xab`.
+fn after_semihosting(insns: &BTreeMap<u32, Insn>, addr: u32) -> bool {
+    for (_, i) in insns.range(..=addr).rev().take(4) {
+        if is_semihosting(i) {
+            return true;
+        }
+        if !matches!(i.flow, Flow::Next) || i.conditional {
+            return false;
+        }
+    }
+    false
 }
 
 /// `add`/`sub` of an immediate to a register with a known value (the -O0 epilogue

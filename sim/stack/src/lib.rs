@@ -43,6 +43,14 @@
 //!   with an FPU) is counted unless [`StackOptions::security_extension`] is `Some(false)`.
 //!   The vector table found is the only one: a Non-secure image's own table, PSP-based threads
 //!   (RTOS) and handlers installed at run time (VTOR writes) are not modelled.
+//! - Functions that do not return are known from their code: a semihosting SYS_EXIT ends a
+//!   path, and falling off a function's end right after a call or a semihosting call is taken
+//!   as the compiler's knowledge that it does not return.
+//! - A branch into the body of another function is a tail call into its rest (its bound less
+//!   its depth at the target); the target must be reached by that function's own paths.
+//! - Packs: newlib 3.3 only (another version is reported, not applied); their indirect-call
+//!   entries assume streams made by newlib itself and no `signal()` handlers (off when those
+//!   are linked).
 //! - Annotations are keyed by function name (symbol or demangled name without hash) and, for a
 //!   call site, its ordinal among the function's indirect calls (`f@N`) or offset (`f+0x..`);
 //!   not by DWARF file:line. Recursion: `f: N` means at most N activations of f on the stack
@@ -58,7 +66,11 @@
 //!   levels;
 //! - [`report`]: the result ([`StackReport`]) and what `mcubench stack` prints of it;
 //! - [`annotations`]: what the binary cannot tell, as the YAML file people write and as the
-//!   analyzer reads it.
+//!   analyzer reads it;
+//! - [`packs`]: annotations mcubench ships for the C runtime libraries it recognises in the ELF
+//!   (newlib/newlib-nano 3.3 + libgcc), applied unless [`StackOptions::packs`] is off.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use mcubench_elf::ElfImage;
 use mcubench_elf::functions::FunctionMap;
@@ -69,6 +81,7 @@ mod bound;
 mod callgraph;
 pub mod exception;
 pub mod frame;
+pub mod packs;
 pub mod report;
 
 pub use annotations::Annotations;
@@ -130,6 +143,9 @@ pub struct StackOptions {
     /// The core has the ARMv8-M Security Extension (see [`exception_frame`]). `None`: assume it
     /// does on [`Arch::V8MMain`] (conservative: its extra stacking is counted).
     pub security_extension: Option<bool>,
+    /// Apply the shipped annotation [packs] of the C runtime libraries the ELF holds (default);
+    /// `annotations` win over a pack's entries.
+    pub packs: bool,
 }
 
 impl Default for StackOptions {
@@ -141,6 +157,7 @@ impl Default for StackOptions {
             annotations: Annotations::default(),
             priority_groups: None,
             security_extension: None,
+            packs: true,
         }
     }
 }
@@ -155,9 +172,37 @@ pub fn analyze(image: &ElfImage, options: &StackOptions) -> Result<StackReport, 
 /// Analyse `image` with instructions from `source`.
 pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnSource) -> StackReport {
     let fmap = FunctionMap::new(image);
-    let functions: Vec<FunctionStack> =
-        fmap.functions().iter().map(|f| frame::function_stack(image, &fmap, f, source)).collect();
+    let mut functions: Vec<FunctionStack> =
+        fmap.functions().iter().map(|f| frame::function_stack(image, &fmap, f, source, &[])).collect();
+    // Branches into the body of another function (libgcc's `__aeabi_ui2d` into `__adddf3`):
+    // that function's frame depth at the target, for the tail call into its rest.
+    let mut inner: BTreeMap<usize, BTreeSet<u32>> = BTreeMap::new();
+    for f in &functions {
+        for c in &f.calls {
+            if let CallKind::Call { target } | CallKind::Tail { target } = c.kind
+                && fmap.index_at(target).is_none()
+                && let Some(g) = fmap.containing(target)
+                && let Some(j) = fmap.index_at(g.start)
+            {
+                inner.entry(j).or_default().insert(target & !1);
+            }
+        }
+    }
+    for (j, want) in inner {
+        let want: Vec<u32> = want.into_iter().collect();
+        functions[j] = frame::function_stack(image, &fmap, &fmap.functions()[j], source, &want);
+    }
     let taken = address_taken(image, &fmap, &functions);
     let names = name_index(&fmap);
-    CallGraph { image, fmap: &fmap, functions: &functions, taken: &taken, options, names: &names }.report()
+    let (annotations, pack_uses) = if options.packs {
+        packs::apply(&fmap, &functions, &options.annotations)
+    } else {
+        (options.annotations.clone(), Vec::new())
+    };
+    let options = StackOptions { annotations, ..options.clone() };
+    let mut report =
+        CallGraph { image, fmap: &fmap, functions: &functions, taken: &taken, options: &options, names: &names }
+            .report();
+    report.packs = pack_uses;
+    report
 }

@@ -55,6 +55,10 @@ pub struct StackReport {
     /// Functions whose address is taken (possible targets of indirect calls).
     pub address_taken: Vec<String>,
     pub unresolved: Vec<Unresolved>,
+    /// The shipped annotation packs whose library the ELF holds: applied entries, and why a
+    /// pack or entry was not applied.
+    #[serde(default)]
+    pub packs: Vec<crate::packs::PackUse>,
     /// Bound, assumptions and worst path (function indices) of every function, indexed like
     /// `functions`; [`StackReport::bound_of`] turns one into a [`Bound`]. Kept compact (the
     /// assumptions as a set of indices into `assumption_text`): a function's assumptions are
@@ -100,6 +104,8 @@ pub struct StackView {
     pub unresolved: Vec<Unresolved>,
     /// Names asked for that are not functions of the ELF.
     pub not_found: Vec<String>,
+    /// The shipped annotation packs that recognised (or nearly recognised) the ELF.
+    pub packs: Vec<crate::packs::PackUse>,
 }
 
 impl StackReport {
@@ -173,7 +179,14 @@ impl StackReport {
                 None => not_found.push(n.to_string()),
             }
         }
-        StackView { roots, msp: self.msp.clone(), functions: named, unresolved: self.unresolved.clone(), not_found }
+        StackView {
+            roots,
+            msp: self.msp.clone(),
+            functions: named,
+            unresolved: self.unresolved.clone(),
+            not_found,
+            packs: self.packs.clone(),
+        }
     }
 
     /// Human-readable report: see [`StackReport::view`].
@@ -219,6 +232,12 @@ impl StackReport {
             let _ = writeln!(s, "unresolved ({}), paste into the annotation file:", v.unresolved.len());
             for u in &v.unresolved {
                 let _ = writeln!(s, "  # {} at 0x{:08x}: {}\n  {}", u.function, u.at, u.what, u.annotation);
+            }
+        }
+        for p in &self.packs {
+            let _ = writeln!(s, "annotation pack {} ({}): {} entries applied", p.pack, p.describes, p.applied);
+            for n in &p.notes {
+                let _ = writeln!(s, "  {n}");
             }
         }
         s

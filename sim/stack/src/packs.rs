@@ -1,0 +1,236 @@
+//! Annotation packs: what the binary cannot tell about the C runtime libraries, shipped with
+//! mcubench (`sim/stack/packs/*.yaml`) and applied without the user writing anything.
+//!
+//! A pack is made for one library version (newlib 3.3 + GCC 12.2's libgcc, as Debian 12 ships
+//! them). It is recognised by the ELF's symbols: the library's `family` symbols say the library
+//! is linked, `version_any`/`version_none` say it is this version. Every entry carries its
+//! reason (shown as the assumption of a bound that rests on it) and, for recursion, the `cycle`
+//! it cuts, checked against the ELF's direct calls. A pack whose family is present but whose
+//! version check fails, and an entry whose check fails, are reported
+//! ([`StackReport::packs`](crate::StackReport::packs)), never applied silently. A user's own
+//! annotation for the same function or call site wins over the pack's.
+
+use std::collections::HashMap;
+
+use mcubench_elf::functions::FunctionMap;
+use serde::{Deserialize, Serialize};
+
+use crate::Annotations;
+use crate::frame::{CallKind, FunctionStack};
+
+/// The packs mcubench ships.
+pub const PACKS: &[(&str, &str)] = &[("newlib-3.3.yaml", include_str!("../packs/newlib-3.3.yaml"))];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pack {
+    pub name: String,
+    pub describes: String,
+    pub recognise: Recognise,
+    #[serde(default)]
+    pub recursion: Vec<PackRecursion>,
+    #[serde(default)]
+    pub indirect: Vec<PackIndirect>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recognise {
+    /// Any of these linked: the library is in the ELF.
+    pub family: Vec<String>,
+    /// Any of these linked: the part of the library the version check is about is linked.
+    #[serde(default)]
+    pub stdio: Vec<String>,
+    /// With `stdio` linked: one of these must be linked ...
+    #[serde(default)]
+    pub version_any: Vec<String>,
+    /// ... and none of these.
+    #[serde(default)]
+    pub version_none: Vec<String>,
+    /// Linked: streams may have hooks the pack does not list (`stream_hooks` entries are off).
+    #[serde(default)]
+    pub other_hooks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackRecursion {
+    pub function: String,
+    pub depth: u32,
+    /// The cycle the entry cuts, each calling the next (the last calls the first) directly.
+    pub cycle: Vec<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackIndirect {
+    /// A function: all its indirect call sites.
+    pub site: String,
+    pub targets: Vec<String>,
+    /// The targets are the FILE hooks: not applied when `other_hooks` are linked.
+    #[serde(default)]
+    pub stream_hooks: bool,
+    /// Not applied when one of these is linked (what could install other targets).
+    #[serde(default)]
+    pub unless_linked: Vec<String>,
+    pub reason: String,
+}
+
+/// What a pack did for one ELF.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackUse {
+    pub pack: String,
+    pub describes: String,
+    /// Entries applied (their function is in the ELF and their check passed).
+    pub applied: usize,
+    /// Why the pack or some of its entries were not applied.
+    pub notes: Vec<String>,
+}
+
+/// The shipped packs, parsed (they are part of the program: a parse error is a bug, caught by
+/// the unit test below).
+pub fn shipped() -> Vec<Pack> {
+    PACKS
+        .iter()
+        .map(|(file, text)| serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("pack {file}: {e}")))
+        .collect()
+}
+
+/// Name without GCC's clone suffixes (`__sinit.part.0` → `__sinit`).
+fn base_name(name: &str) -> &str {
+    let mut n = name;
+    for suffix in [".part.", ".constprop.", ".isra.", ".cold"] {
+        if let Some(k) = n.find(suffix) {
+            n = &n[..k];
+        }
+    }
+    n
+}
+
+/// Apply the shipped packs that recognise this ELF to `user` (its entries win): the annotations
+/// to analyse with and what each pack did.
+pub(crate) fn apply(
+    fmap: &FunctionMap,
+    functions: &[FunctionStack],
+    user: &Annotations,
+) -> (Annotations, Vec<PackUse>) {
+    let mut out = user.clone();
+    let mut uses = Vec::new();
+    let has = |n: &str| fmap.by_name(n).is_some();
+    // Direct callees of each function, by base name.
+    let mut by_base: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, f) in functions.iter().enumerate() {
+        by_base.entry(base_name(&f.name)).or_default().push(i);
+    }
+    let calls = |a: &str, b: &str| -> bool {
+        by_base.get(a).into_iter().flatten().any(|&i| {
+            functions[i].calls.iter().any(|c| match c.kind {
+                CallKind::Call { target } | CallKind::Tail { target } => {
+                    fmap.at(target).is_some_and(|g| base_name(&g.name) == b)
+                }
+                _ => false,
+            })
+        })
+    };
+    for pack in shipped() {
+        let r = &pack.recognise;
+        if !r.family.iter().any(|s| has(s)) {
+            continue;
+        }
+        let mut u =
+            PackUse { pack: pack.name.clone(), describes: pack.describes.clone(), applied: 0, notes: Vec::new() };
+        if r.stdio.iter().any(|s| has(s)) {
+            let any = r.version_any.is_empty() || r.version_any.iter().any(|s| has(s));
+            let none: Vec<&String> = r.version_none.iter().filter(|s| has(s)).collect();
+            if !any || !none.is_empty() {
+                u.notes.push(format!(
+                    "not applied: the library is linked but is not the version this pack describes ({}; symbols \
+                     expected: one of {:?}, found: {:?}); annotate its recursion and indirect calls yourself",
+                    pack.describes, r.version_any, none
+                ));
+                uses.push(u);
+                continue;
+            }
+        }
+        let other_hooks: Vec<&String> = r.other_hooks.iter().filter(|s| has(s)).collect();
+        for e in &pack.recursion {
+            if !by_base.contains_key(e.function.as_str()) {
+                continue;
+            }
+            if e.cycle.iter().any(|m| !by_base.contains_key(m.as_str())) {
+                continue; // a member is not linked: no cycle to cut
+            }
+            let n = e.cycle.len();
+            let broken: Vec<String> = (0..n)
+                .filter(|&k| !calls(&e.cycle[k], &e.cycle[(k + 1) % n]))
+                .map(|k| format!("{} → {}", e.cycle[k], e.cycle[(k + 1) % n]))
+                .collect();
+            if !broken.is_empty() {
+                // The cycle the entry is about does not exist in this build (another
+                // configuration of the library): nothing to cut, and applying it could hide
+                // some other recursion through the function.
+                continue;
+            }
+            for &i in &by_base[e.function.as_str()] {
+                let name = &functions[i].name;
+                if !user.recursion.contains_key(name) && !out.recursion.contains_key(name) {
+                    out.recursion.insert(name.clone(), e.depth);
+                    out.reasons.insert(format!("recursion:{name}"), format!("{} pack: {}", pack.name, e.reason));
+                }
+            }
+            u.applied += 1;
+        }
+        for e in &pack.indirect {
+            if !has(&e.site) {
+                continue;
+            }
+            if e.stream_hooks && !other_hooks.is_empty() {
+                u.notes.push(format!(
+                    "entry `indirect: {}` not applied: {:?} linked, so streams may have other hooks",
+                    e.site, other_hooks
+                ));
+                continue;
+            }
+            if e.unless_linked.iter().any(|s| has(s)) {
+                continue;
+            }
+            let user_has = user.indirect.keys().any(|k| {
+                k == &e.site
+                    || k.strip_prefix(e.site.as_str()).is_some_and(|r| r.starts_with('@') || r.starts_with('+'))
+            });
+            if user_has {
+                continue;
+            }
+            let targets: Vec<String> = e.targets.iter().filter(|t| has(t)).cloned().collect();
+            out.indirect.insert(e.site.clone(), targets);
+            out.reasons.insert(format!("indirect:{}", e.site), format!("{} pack: {}", pack.name, e.reason));
+            u.applied += 1;
+        }
+        uses.push(u);
+    }
+    (out, uses)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shipped_packs_parse_and_every_entry_has_a_reason() {
+        for p in super::shipped() {
+            assert!(!p.recognise.family.is_empty(), "{}", p.name);
+            assert!(p.recursion.iter().all(|e| !e.reason.is_empty() && e.cycle.contains(&e.function)));
+            assert!(
+                p.indirect
+                    .iter()
+                    .all(|e| !e.reason.is_empty() && (!e.targets.is_empty() || !e.unless_linked.is_empty()))
+            );
+        }
+    }
+
+    #[test]
+    fn clone_suffixes_are_dropped() {
+        assert_eq!(super::base_name("__sinit.part.0"), "__sinit");
+        assert_eq!(super::base_name("f.constprop.0.isra.0"), "f");
+        assert_eq!(super::base_name("main"), "main");
+    }
+}

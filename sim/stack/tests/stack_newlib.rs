@@ -1,0 +1,71 @@
+//! Whole-program bounds of ordinary GCC + newlib firmware with no user annotations: a corpus
+//! built here (tests/corpus/build-newlib-real.sh: newlib and newlib-nano, printf, malloc,
+//! soft-double, semihosting exit through rdimon; -O0, -O2, -Os) is bounded with the shipped
+//! newlib annotation pack alone, and every bound (reset root and MSP) is at least the stack the
+//! firmware was measured to use under QEMU (painted high-water mark, printed by its `_exit`).
+#![cfg(feature = "full")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use mcubench_elf::ElfImage;
+use mcubench_stack::{StackOptions, analyze};
+
+fn corpus() -> Vec<PathBuf> {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("newlib-real");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/build-newlib-real.sh");
+    let ok = Command::new("bash").arg(script).arg(&out).stdout(Stdio::null()).status().expect("run script");
+    assert!(ok.success(), "build-newlib-real.sh failed (needs arm-none-eabi-gcc and libnewlib-arm-none-eabi)");
+    let mut elfs: Vec<PathBuf> = std::fs::read_dir(&out)
+        .expect("corpus dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "elf"))
+        .collect();
+    elfs.sort();
+    assert_eq!(elfs.len(), 7, "{elfs:?}");
+    elfs
+}
+
+/// Painted stack high-water mark below the initial SP, as the firmware's `_exit` prints it.
+fn measured(elf: &Path) -> u32 {
+    let out = Command::new("timeout")
+        .args(["60", "qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4", "-nographic", "-no-reboot"])
+        .args(["-semihosting", "-kernel"])
+        .arg(elf)
+        .stdin(Stdio::null())
+        .output()
+        .expect("qemu-system-arm");
+    // Semihosting output: stdout (printf) and stderr (SYS_WRITE0, depending on QEMU's chardev).
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} exited with {:?}: {text}", elf.display(), out.status);
+    text.lines()
+        .find_map(|l| l.strip_prefix("STACK-HWM "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no STACK-HWM line from {}: {text}", elf.display()))
+}
+
+#[test]
+fn newlib_firmware_is_bounded_without_annotations_and_soundly() {
+    let mut rows = Vec::new();
+    for elf in corpus() {
+        let name = elf.file_stem().unwrap().to_string_lossy().into_owned();
+        let image = ElfImage::read(&elf).expect("ELF parses");
+        let r = analyze(&image, &StackOptions::default()).expect("decoder");
+        let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
+        let bound = reset
+            .bound
+            .bytes()
+            .unwrap_or_else(|| panic!("{name}: reset unbounded: {:?}\n{}", reset.bound, r.to_text(&[])));
+        let msp = r.msp.bytes().unwrap_or_else(|| panic!("{name}: MSP unbounded: {:?}", r.msp));
+        assert!(r.unresolved.is_empty(), "{name}: {:?}", r.unresolved);
+        let pack = r.packs.iter().find(|p| p.pack == "newlib-3.3").unwrap_or_else(|| panic!("{name}: {:?}", r.packs));
+        assert!(pack.applied > 0 && pack.notes.is_empty(), "{name}: {pack:?}");
+        let hwm = measured(&elf);
+        assert!(bound >= hwm && msp >= bound, "{name}: bound {bound} B, MSP {msp} B, measured {hwm} B");
+        rows.push(format!(
+            "{name:<24} reset {bound:>5} B  MSP {msp:>5} B  measured {hwm:>4} B  bound/measured {:.2}",
+            f64::from(bound) / f64::from(hwm)
+        ));
+    }
+    println!("{}", rows.join("\n"));
+}
