@@ -408,3 +408,20 @@ fn mbedtls_selftest_passes_as_a_scenario_with_its_own_verdict() {
     // Build (cached source, ~15 s compile on 2 cores) plus a run of ~1 s under QEMU.
     assert!(started.elapsed() < Duration::from_secs(180), "{:?}", started.elapsed());
 }
+
+/// `--show-output` prints a passing cell's console after the table (a failing cell's is printed
+/// anyway); without it a passing cell's console stays out of the table output.
+#[test]
+fn show_output_prints_a_passing_cells_console() {
+    let scenario = common::repo().join("scenarios/newlib.yaml");
+    let run = |extra: &[&str]| {
+        let out = common::mcubench().args(["run", "--quiet"]).args(extra).arg(&scenario).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let plain = run(&[]);
+    assert!(!plain.contains("self-test passed"), "{plain}");
+    let shown = run(&["--show-output"]);
+    assert!(shown.contains("mps2-an386 / prebuilt: console semihosting:"), "{shown}");
+    assert!(shown.contains("  self-test passed"), "{shown}");
+}

@@ -157,4 +157,20 @@ mod budget_tests {
         assert!(!xml.contains("type=\"pass\""), "{xml}");
         assert!(xml.contains("failures=\"1\" errors=\"0\""), "{xml}");
     }
+
+    /// The firmware's console reaches CI as the suite's `system-out`, each stream named.
+    #[test]
+    fn the_console_is_the_suites_system_out() {
+        let board = crate::Board::find("mps2-an386").expect("built-in board");
+        let mut cell = CellReport::unrun(0, board, "speed");
+        cell.console.push(crate::report::ConsoleStream {
+            source: "uart0".into(),
+            text: "self-test <ok>\n".into(),
+            dropped_bytes: 0,
+        });
+        let report =
+            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), cells: vec![cell] };
+        let xml = to_junit(&report);
+        assert!(xml.contains("<system-out>[uart0]\nself-test &lt;ok&gt;\n</system-out>"), "{xml}");
+    }
 }
