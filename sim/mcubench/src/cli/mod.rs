@@ -4,6 +4,7 @@
 pub mod args;
 mod boards;
 mod diff;
+mod doctor;
 pub mod exit;
 mod merge;
 mod profile;
@@ -53,6 +54,10 @@ enum Command {
     Profile(profile::ProfileArgs),
     /// List the boards mcubench can run on.
     Boards,
+    /// Check this machine: QEMU (path, version, plugin API), the TCG plugin, containment, the Arm
+    /// GCC and Rust thumb targets; says what to install when something is missing (exit 1 if
+    /// `run` cannot work).
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Runs the parsed command line.
@@ -65,6 +70,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Stack(a) => stack::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Boards => boards::run(),
+        Command::Doctor(a) => doctor::run(a),
     }
 }
 
