@@ -174,16 +174,17 @@ struct TbInfo {
     /// Target of a final direct branch or call (`u32::MAX`: none).
     target: u32,
     kind: Kind,
-    /// For pricing this TB as the continuation of straight-line code (see [`continuation`]).
-    straight: Option<Straight>,
+    /// The TB ends without a branch (QEMU cut it: a page, a size limit, an I/O access): the TB
+    /// at `fall` continues it.
+    falls_through: bool,
+    /// For pricing this TB as the continuation of straight-line code (see [`continuation`]);
+    /// boxed: the exec callback touches it only at a cut.
+    straight: Option<Box<Straight>>,
 }
 
 /// What a priced TB needs for continuation pricing.
 struct Straight {
     insns: Vec<mcubench_thumb::Insn>,
-    /// The TB ends without a branch (QEMU cut it: a page, a size limit, an I/O access): the TB
-    /// at `fall` continues it.
-    falls_through: bool,
     /// The pricing context after the last instruction when the TB starts afresh.
     exit: Option<Context>,
     /// Continuation prices seen so far, one per entry context. Touched only by this TB's exec
@@ -220,6 +221,10 @@ static FLOW: FlowCell = FlowCell(UnsafeCell::new(None));
 fn continuation(model: &Model, tb: &TbInfo) -> i64 {
     // SAFETY: see FlowCell; the only reference while the callback runs.
     let flow = unsafe { &mut *FLOW.0.get() };
+    if flow.is_none() && !tb.falls_through {
+        // Most TBs: neither continuing a cut nor cut themselves.
+        return 0;
+    }
     let previous = flow.take();
     let Some(straight) = &tb.straight else { return 0 };
     let mut which = None;
@@ -227,7 +232,7 @@ fn continuation(model: &Model, tb: &TbInfo) -> i64 {
     if let Some(Flow { tb: prev, which: prev_which }) = previous {
         // SAFETY: TbInfo values are leaked at translation and never freed.
         let prev = unsafe { &*prev };
-        if let Some(ps) = prev.straight.as_ref().filter(|ps| ps.falls_through && prev.fall == tb.start) {
+        if let Some(ps) = prev.straight.as_ref().filter(|_| prev.falls_through && prev.fall == tb.start) {
             // SAFETY: `seen` of another TB than this one; nothing else holds a reference to it.
             let prev_seen = unsafe { &*ps.seen.get() };
             let entry = match prev_which {
@@ -251,7 +256,7 @@ fn continuation(model: &Model, tb: &TbInfo) -> i64 {
             }
         }
     }
-    if straight.falls_through {
+    if tb.falls_through {
         *flow = Some(Flow { tb, which });
     }
     correction
@@ -461,6 +466,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             tail_chain: if handler { timing.model.tail_chain(start) } else { 0 },
             target: u32::MAX,
             kind: Kind::Other,
+            falls_through: false,
             straight: None,
         };
         match result {
@@ -475,12 +481,12 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     _ => Kind::Other,
                 };
                 stores = Some(c.stores.clone());
-                info.straight = Some(Straight {
+                info.falls_through = c.end == cost::End::Next;
+                info.straight = Some(Box::new(Straight {
                     insns: c.insns.clone(),
-                    falls_through: c.end == cost::End::Next,
                     exit: c.exit.clone(),
                     seen: UnsafeCell::new(Vec::new()),
-                });
+                }));
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: c.fall, end: c.end, func, func_entry });
