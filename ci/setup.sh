@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what mcubench needs on a fresh Debian machine: QEMU, the Arm GCC toolchain (for the C
+# Installs what mcubench needs on a fresh Debian machine: QEMU (the system's 7.2, and 10.0 from
+# bookworm-backports under /opt/qemu-10 for the tests on both plugin APIs), the Arm GCC toolchain (for the C
 # firmware and ELF tests), csmith (stack-analyzer corpus), the Python parsers and mdBook the tests
 # use, the four thumb targets, and the third-party C source the "any firmware" tests build (Debian's
 # mbedtls source package, unpacked under the cargo target directory, never in the checkout).
@@ -24,6 +25,55 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# A second QEMU for the tests that run on both plugin APIs (sim/mcubench/tests/qemu_versions.rs):
+# QEMU 10.0 (plugin API v3) from Debian 12's bookworm-backports, unpacked under /opt/qemu-10
+# (MCUBENCH_QEMU10_PREFIX) beside the system's QEMU 7.2 (plugin API v1), which stays the default
+# (`apt-get install -t bookworm-backports qemu-system-arm` would replace it). Its binary is
+# /opt/qemu-10/usr/bin/qemu-system-arm (QEMU finds its data relative to it); the libraries it links
+# are Debian 12's, installed with apt. The backports suite is added to APT's sources when missing,
+# derived from the machine's own Debian entries (same mirror). Only on Debian 12: elsewhere the
+# system QEMU is the one tested, and the QEMU 10 tests say how to point them at another QEMU.
+qemu10_prefix=${MCUBENCH_QEMU10_PREFIX:-/opt/qemu-10}
+qemu10="$qemu10_prefix/usr/bin/qemu-system-arm"
+codename=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") )
+if ! "$qemu10" --version 2>/dev/null | grep -q '^QEMU emulator version 10\.'; then
+  if [ "$codename" = bookworm ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    if ! apt-cache policy 2>/dev/null | grep -q ' bookworm-backports/main '; then
+      if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        # The deb822 stanza that carries the release itself, with the backports suite instead.
+        awk 'BEGIN { RS = ""; ORS = "\n" } /(^|\n)Types:[ \t]*deb([ \t]|\n|$)/ && /(^|\n)Suites:([^\n]*[ \t])?bookworm([ \t]|\n|$)/ { print; exit }' \
+          /etc/apt/sources.list.d/debian.sources |
+          sed -e 's/^Suites:.*/Suites: bookworm-backports/' |
+          $SUDO tee /etc/apt/sources.list.d/mcubench-backports.sources >/dev/null
+      elif [ -f /etc/apt/sources.list ]; then
+        sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]]\+bookworm[[:space:]].*$/deb \1\2 bookworm-backports main/p' /etc/apt/sources.list |
+          head -n 1 | $SUDO tee /etc/apt/sources.list.d/mcubench-backports.list >/dev/null
+      fi
+      echo "ci/setup.sh: added the bookworm-backports suite for QEMU 10" >&2
+      $SUDO apt-get update -qq
+    fi
+    echo "ci/setup.sh: unpacking QEMU 10 from bookworm-backports into $qemu10_prefix" >&2
+    debs=$(mktemp -d)
+    (cd "$debs" && apt-get download -qq -t bookworm-backports qemu-system-arm qemu-system-common qemu-system-data 2>/dev/null)
+    # Its shared libraries: the Depends of the .debs that are not QEMU's own packages (first
+    # alternative, version constraints dropped), from Debian 12.
+    libs=$(for d in "$debs"/*.deb; do dpkg-deb -f "$d" Depends; done | tr ',' '\n' |
+      sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^qemu-' | grep -v '^$' | sort -u)
+    missing_libs=()
+    for l in $libs; do dpkg-query -W -f='${Status}' "$l" 2>/dev/null | grep -q 'ok installed' || missing_libs+=("$l"); done
+    if [ ${#missing_libs[@]} -gt 0 ]; then
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_libs[@]}" >/dev/null
+    fi
+    $SUDO rm -rf "$qemu10_prefix"
+    for d in "$debs"/*.deb; do $SUDO dpkg -x "$d" "$qemu10_prefix"; done
+    rm -rf "$debs"
+    "$qemu10" --version | head -n 1 >&2
+  else
+    echo "ci/setup.sh: not Debian 12 (bookworm): no second QEMU under $qemu10_prefix; the tests that compare QEMU versions need MCUBENCH_TEST_QEMU10=<a qemu-system-arm 9.1 to 10.x>" >&2
+  fi
 fi
 
 # Third-party C for sim/mcubench/tests/any_firmware.rs: Mbed TLS's self-test program, from Debian's

@@ -17,6 +17,7 @@ use crate::exec::plugin;
 use crate::judge::console;
 use crate::judge::protocol::Transcript;
 use crate::exec::scratch::ScratchDir;
+use crate::exec::version::QemuInfo;
 use crate::exec::{self, Launch};
 use sha2::{Digest, Sha256};
 
@@ -44,6 +45,9 @@ pub struct RunOptions {
     /// Run QEMU contained (the default: host file access and commands refused and reported; see
     /// contain.rs). Off only for trusted firmware.
     pub contain: bool,
+    /// The QEMU executable (default: `MCUBENCH_QEMU`, else `qemu-system-arm` on PATH); its version
+    /// picks the plugin build and goes into each cell's report.
+    pub qemu: PathBuf,
 }
 
 impl Default for RunOptions {
@@ -54,6 +58,7 @@ impl Default for RunOptions {
             shard: None,
             progress_bar: false,
             contain: true,
+            qemu: exec::version::program().to_path_buf(),
         }
     }
 }
@@ -97,6 +102,8 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
         .filter(|(index, _, _)| options.shard.is_none_or(|s| s.contains(*index)))
         .collect();
     let source = ElfSource::new(&scenario.firmware).map_err(|e| setup_error(e.to_string()));
+    // Which QEMU, its version and the plugin build it needs: asked once, before any cell runs.
+    let qemu = exec::version::probe(&options.qemu);
     // Boards with the same target and memory layout share one ELF per profile. Each ELF is built
     // by the first worker that needs it (the others wait for it), so builds overlap with each
     // other and with the runs of cells whose ELF is ready.
@@ -131,7 +138,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
                     let Some(&(index, board, profile)) = matrix.get(i) else { break };
                     let cell = Cell { index, board, profile, elf: elf_for(board, profile) };
                     say(format!("running {} / {}", cell.board.name, cell.profile.name));
-                    let report = run_cell(&cell, scenario, options.contain);
+                    let report = run_cell(&cell, scenario, options.contain, &qemu);
                     *results[i].lock().expect("no panics while holding") = Some(report);
                     if let Some(bar) = &bar {
                         bar.inc(1);
@@ -153,9 +160,9 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
 }
 
 /// Runs one cell through every stage; whatever stage stops it, the cell is gated and reported.
-fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool) -> CellReport {
+fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool, qemu: &Result<QemuInfo, String>) -> CellReport {
     let mut report = CellReport::unrun(cell.index, cell.board, &cell.profile.name);
-    report.verdict = match measure_cell(&mut report, cell, scenario, contained) {
+    report.verdict = match measure_cell(&mut report, cell, scenario, contained, qemu) {
         Ok(verdict) | Err(verdict) => verdict,
     };
     gate_cell(&mut report, cell, scenario);
@@ -199,6 +206,7 @@ fn measure_cell(
     cell: &Cell<'_>,
     scenario: &Scenario,
     contained: bool,
+    qemu: &Result<QemuInfo, String>,
 ) -> Result<Verdict, Verdict> {
     let board = cell.board;
     let measure = scenario.measure(&cell.profile.name);
@@ -215,8 +223,11 @@ fn measure_cell(
     report.stack_static = Some(stack_static);
     report.annotations_ignored = ignored;
 
-    // The TCG plugin (exact instruction counts at region markers), unless disabled.
-    let so = plugin::locate().map_err(setup_error)?;
+    // The QEMU (a supported version), and the build of the TCG plugin (exact instruction counts
+    // at region markers) for its plugin API, unless disabled.
+    let qemu = qemu.as_ref().map_err(setup_error)?;
+    report.qemu = Some(qemu.version.to_string());
+    let so = plugin::locate_for(qemu.api).map_err(setup_error)?;
     let markers = so
         .as_ref()
         .map(|_| plugin::find_markers(&image))
@@ -271,7 +282,10 @@ fn measure_cell(
 
     // Run: contained (semihosting's host file access and commands refused and reported; see
     // exec/contain.rs) or, for trusted firmware, natively.
-    let launch = Launch::new(board, elf, scenario.timeout).with_plugin(option.as_deref()).contained(contained);
+    let launch = Launch::new(board, elf, scenario.timeout)
+        .with_qemu(&qemu.path)
+        .with_plugin(option.as_deref())
+        .contained(contained);
     let execution = exec::execute(&launch).map_err(|e| setup_error(e.to_string()))?;
     let run = &execution.run;
     let results = so.is_some().then(|| plugin::read_results(&results_file));

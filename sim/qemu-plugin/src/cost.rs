@@ -2,7 +2,7 @@
 //! with `mcubench-timing`. Pure code, tested on the host without QEMU.
 
 use mcubench_thumb::{Decoder, Flow, Insn, PC};
-use mcubench_timing::Model;
+use mcubench_timing::{Context, Model};
 
 /// How a TB hands control to the next one (for the profiler's shadow stack).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +36,17 @@ pub struct TbCost {
     /// The target of a final direct branch or call (`None` otherwise): a handler reached this
     /// way is a call or jump, not an exception entry.
     pub target: Option<u32>,
+    /// The decoded instructions, kept when the TB may be the continuation of another ([`End::Next`]
+    /// into it) for [`continued`]; the pricing context after the last one.
+    pub insns: Vec<Insn>,
+    pub exit: Option<Context>,
+}
+
+/// The fall-through cycles of a TB whose instructions are `insns` when it runs straight after
+/// the instruction of `entry` (QEMU cut straight-line code there), and the context after it.
+pub fn continued(model: &Model, entry: &Context, insns: &[Insn]) -> (u64, Option<Context>) {
+    let (cost, exit) = model.block_after(Some(entry), insns);
+    (cost.fall_through, exit)
 }
 
 /// Prices the TB at `start` whose instruction bytes are `bytes` (contiguous, each instruction's
@@ -55,7 +66,7 @@ pub fn price(
         return Err(format!("undecodable instruction in the block at 0x{start:08x}: {e}"));
     }
     let Some(last) = insns.last() else { return Err(format!("empty block at 0x{start:08x}")) };
-    let cost = model.block(&insns);
+    let (cost, exit) = model.block_after(None, &insns);
     let prefix = if want_prefix {
         (0..insns.len()).map(|i| model.block(&insns[..=i]).fall_through).collect()
     } else {
@@ -73,6 +84,8 @@ pub fn price(
             Flow::Branch { target } | Flow::Call { target } => Some(target),
             _ => None,
         },
+        exit,
+        insns,
     })
 }
 

@@ -7,21 +7,23 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
-use mcubench_timing::{Model, Params};
+use mcubench_timing::{Context, Model, Params};
 use mcubench_wire::{Cycles, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::sys::{qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_tb};
-use qemu_plugin::{MemRW, PluginId, PluginOp, TranslationBlock};
+use qemu_plugin::{MemRW, PluginId, TranslationBlock};
 
 use crate::BUILT_FOR_API;
+use crate::api::Counter;
 use crate::calls::Calls;
 use crate::cost::{self, TbCost};
 use crate::profile::{Functions, Profile, TbShape};
 use crate::regions::{At, Extra, Regions};
 
-/// Guest instructions executed; added to by generated code (one TCG thread: plain adds suffice).
-static INSNS: AtomicU64 = AtomicU64::new(0);
+/// Guest instructions executed: added to by generated code when only counting, by each TB's
+/// exec callback when cycles are on (single vCPU: plain adds suffice; see `api`).
+static INSNS: Counter = Counter::new();
 
 /// Whether the machine has more than one vCPU (the SSE-200 boards, e.g. mps2-an521: two
 /// Cortex-M33s, the second powered off at reset until the firmware releases it). The inline
@@ -42,9 +44,9 @@ fn on_vcpu_0(vcpu: c_uint) -> bool {
     false
 }
 
-/// Estimated cycles: each TB's `fall_through` by generated code, taken-branch refills by the
-/// exec callback of the next TB.
-static CYCLES: AtomicU64 = AtomicU64::new(0);
+/// Estimated cycles: each TB's `fall_through` (and continuation correction) by its exec
+/// callback, taken-branch refills by the exec callback of the next TB.
+static CYCLES: Counter = Counter::new();
 
 /// The pending refill of the last TB if it ended in a conditional branch: its fall-through
 /// address and the extra cycles (0: nothing pending).
@@ -193,6 +195,92 @@ struct TbInfo {
     /// Target of a final direct branch or call (`u32::MAX`: none).
     target: u32,
     kind: Kind,
+    /// The TB ends without a branch (QEMU cut it: a page, a size limit, an I/O access): the TB
+    /// at `fall` continues it.
+    falls_through: bool,
+    /// For pricing this TB as the continuation of straight-line code (see [`continuation`]);
+    /// boxed: the exec callback touches it only at a cut.
+    straight: Option<Box<Straight>>,
+}
+
+/// What a priced TB needs for continuation pricing.
+struct Straight {
+    insns: Vec<mcubench_thumb::Insn>,
+    /// The pricing context after the last instruction when the TB starts afresh.
+    exit: Option<Context>,
+    /// Continuation prices seen so far, one per entry context. Touched only by this TB's exec
+    /// callback (one vCPU).
+    seen: UnsafeCell<Vec<Continued>>,
+}
+
+/// The price of a TB as the continuation of straight-line code.
+struct Continued {
+    /// The entry context: the previous instruction's address and dual-issue state.
+    entry: (u32, bool),
+    /// Fall-through cycles as a continuation.
+    cycles: u64,
+    /// The context after the TB.
+    exit: Option<Context>,
+}
+
+/// The context the next TB continues from: the last TB that ran, when it fell through, and which
+/// of its exit contexts applies (`None`: its fresh one; `Some(i)`: its `seen[i]`).
+struct Flow {
+    tb: *const TbInfo,
+    which: Option<usize>,
+}
+
+struct FlowCell(UnsafeCell<Option<Flow>>);
+// SAFETY: as ShadowCell: one vCPU, callbacks never concurrent.
+unsafe impl Sync for FlowCell {}
+static FLOW: FlowCell = FlowCell(UnsafeCell::new(None));
+
+/// Continuation pricing: straight-line code that QEMU cut into several TBs is priced as one
+/// block, so that where QEMU cuts (QEMU 10 cuts long blocks that 7.2 keeps whole) does not
+/// change the estimate. Returns the cycles to add to `tb`'s fall-through price (negative when the
+/// pairing across the cut saves cycles) and records where the next TB continues from.
+fn continuation(model: &Model, tb: &TbInfo) -> i64 {
+    // SAFETY: see FlowCell; the only reference while the callback runs.
+    let flow = unsafe { &mut *FLOW.0.get() };
+    if flow.is_none() && !tb.falls_through {
+        // Most TBs: neither continuing a cut nor cut themselves.
+        return 0;
+    }
+    let previous = flow.take();
+    let Some(straight) = &tb.straight else { return 0 };
+    let mut which = None;
+    let mut correction = 0;
+    if let Some(Flow { tb: prev, which: prev_which }) = previous {
+        // SAFETY: TbInfo values are leaked at translation and never freed.
+        let prev = unsafe { &*prev };
+        if let Some(ps) = prev.straight.as_ref().filter(|_| prev.falls_through && prev.fall == tb.start) {
+            // SAFETY: `seen` of another TB than this one; nothing else holds a reference to it.
+            let prev_seen = unsafe { &*ps.seen.get() };
+            let entry = match prev_which {
+                None => ps.exit.as_ref(),
+                Some(i) => prev_seen.get(i).and_then(|c| c.exit.as_ref()),
+            };
+            if let Some(entry) = entry {
+                // SAFETY: only this TB's callback touches its `seen`, and it is not re-entered.
+                let seen = unsafe { &mut *straight.seen.get() };
+                let key = (entry.prev.addr, entry.dual_issued);
+                let i = match seen.iter().position(|c| c.entry == key) {
+                    Some(i) => i,
+                    None => {
+                        let (cycles, exit) = cost::continued(model, entry, &straight.insns);
+                        seen.push(Continued { entry: key, cycles, exit });
+                        seen.len() - 1
+                    }
+                };
+                correction = seen[i].cycles as i64 - tb.cost as i64;
+                which = Some(i);
+            }
+        }
+    }
+    if tb.falls_through {
+        *flow = Some(Flow { tb, which });
+    }
+    correction
 }
 
 struct McubenchPlugin;
@@ -211,7 +299,8 @@ fn check_host(info: &Info) -> Result<(), String> {
     if !(min <= BUILT_FOR_API && BUILT_FOR_API <= cur) {
         return Err(format!(
             "built for QEMU plugin API v{BUILT_FOR_API}, but this QEMU offers v{min}..v{cur}; \
-             use QEMU 7.2 (Debian 12) or rebuild against the matching `plugin-api-vN` feature"
+             use libmcubench_qemu_plugin_v1.so with QEMU 7.2 to 8.2 and libmcubench_qemu_plugin_v3.so \
+             with QEMU 9.1 to 10.x (mcubench picks it from `qemu-system-arm --version`)"
         ));
     }
     if info.target_name != "arm" {
@@ -273,6 +362,8 @@ impl Register for McubenchPlugin {
         if STATE.set(state).is_err() {
             refuse("installed twice");
         }
+        INSNS.install();
+        CYCLES.install();
         // Only the two callbacks we need: no idle/resume/syscall traffic.
         unsafe {
             qemu_plugin::sys::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
@@ -294,12 +385,17 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     let tb = unsafe { &*(userdata as *const TbInfo) };
     let exception = exceptions_step(tb);
     if exception != 0 {
-        CYCLES.fetch_add(exception, Ordering::Relaxed);
+        CYCLES.add(exception);
     }
+    // This TB's own correction: added after the snapshots "before the TB" below.
+    let continued = match STATE.get().and_then(|s| s.timing.as_ref()) {
+        Some(t) => continuation(&t.model, tb),
+        None => 0,
+    };
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
     let taken = extra != 0 && PENDING_FALL.load(Ordering::Relaxed) != tb.start;
     if taken {
-        CYCLES.fetch_add(extra, Ordering::Relaxed);
+        CYCLES.add(extra);
     }
     PENDING_EXTRA.store(tb.taken_extra, Ordering::Relaxed);
     PENDING_FALL.store(tb.fall, Ordering::Relaxed);
@@ -310,16 +406,16 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
         }
         if let Some(shape) = &tb.shape {
             let node = profile.enter(shape);
-            profile.add(node, tb.cost + exception, tb.insns);
+            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception, tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
             let depth = profile.depth();
             let begin = if profile.began() && shape.func_entry { tb.region } else { None };
             if shadow.calls.wants(depth, begin) {
-                // QEMU 7.2 runs a TB's exec callbacks before its inline adds (plugin-gen.c emits
-                // the udata callback first), so the counters hold everything before this TB,
-                // the previous TB's taken refill included: the snapshot "before the TB".
-                // (kernels_e2e pins it: a call of a lone `bx lr` counts exactly 1 instruction.)
-                let at = At { insns: INSNS.load(Ordering::Relaxed), cycles: CYCLES.load(Ordering::Relaxed) };
+                // This callback adds the TB's own counts at its end, so here the counters hold
+                // everything before this TB, the previous TB's taken refill included: the
+                // snapshot "before the TB". (kernels_e2e pins it: a call of a lone `bx lr`
+                // counts exactly 1 instruction.)
+                let at = At { insns: INSNS.get(), cycles: CYCLES.get() };
                 if let Some(state) = STATE.get()
                     && state.config.stack_probe.is_some()
                 {
@@ -330,6 +426,12 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
             }
         }
     }
+    // This TB's instructions and cycles (its fresh price plus the continuation correction, which
+    // may be negative: two's complement wraps back). With cycles on, the exec callback runs for
+    // every TB, so it adds them instead of inline operations (cheaper on QEMU 10, see `api`);
+    // after the snapshots above, as inline adds registered after the callback would be.
+    INSNS.add(tb.insns);
+    CYCLES.add(tb.cost.wrapping_add(continued as u64));
     if let Some(e) = &tb.error
         && let Some(state) = STATE.get()
     {
@@ -360,12 +462,6 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             );
         }
     }
-    qemu_plugin::qemu_plugin_register_vcpu_tb_exec_inline(
-        tb.clone(),
-        PluginOp::QEMU_PLUGIN_INLINE_ADD_U64,
-        INSNS.as_ptr() as *mut c_void,
-        n as u64,
-    );
     let start = tb.vaddr() as u32;
     let marker_indices: Vec<(usize, Marker)> = match state.config.markers {
         Some(m) => {
@@ -410,15 +506,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             tail_chain: if handler { timing.model.tail_chain(start) } else { 0 },
             target: u32::MAX,
             kind: Kind::Other,
+            falls_through: false,
+            straight: None,
         };
         match result {
             Ok(c) => {
-                qemu_plugin::qemu_plugin_register_vcpu_tb_exec_inline(
-                    tb.clone(),
-                    PluginOp::QEMU_PLUGIN_INLINE_ADD_U64,
-                    CYCLES.as_ptr() as *mut c_void,
-                    c.fall_through,
-                );
                 info.fall = c.fall;
                 info.taken_extra = c.taken_extra;
                 info.cost = c.fall_through;
@@ -429,6 +521,12 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     _ => Kind::Other,
                 };
                 stores = Some(c.stores.clone());
+                info.falls_through = c.end == cost::End::Next;
+                info.straight = Some(Box::new(Straight {
+                    insns: c.insns.clone(),
+                    exit: c.exit.clone(),
+                    seen: UnsafeCell::new(Vec::new()),
+                }));
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: c.fall, end: c.end, func, func_entry });
@@ -456,6 +554,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             );
         }
     }
+    // Counting only: an inline add (with cycles on, the exec callback adds both counts).
+    if state.timing.is_none() {
+        INSNS.add_inline(raw, n as u64);
+    }
 
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), probe);
@@ -475,10 +577,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     return;
                 }
                 let Some(id) = markers.region_id(vaddr) else { return };
-                let at = At {
-                    insns: INSNS.load(Ordering::Relaxed) - tail,
-                    cycles: CYCLES.load(Ordering::Relaxed).wrapping_sub(cycle_tail),
-                };
+                let at = At { insns: INSNS.get() - tail, cycles: CYCLES.get().wrapping_sub(cycle_tail) };
                 let Some(state) = STATE.get() else { return };
                 let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
                 if state.config.stack_probe.is_some() {
@@ -544,7 +643,7 @@ fn on_exit(_id: qemu_plugin_id_t) {
             Some(reason) => Err(reason),
             // A refill still pending at exit: the run ended inside the next TB's translation or
             // at the branch; it did not run, nothing to add.
-            None => Ok(CYCLES.load(Ordering::Relaxed)),
+            None => Ok(CYCLES.get()),
         },
     });
     let stacks = match &shadow {
@@ -553,7 +652,7 @@ fn on_exit(_id: qemu_plugin_id_t) {
     };
     let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
     let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks };
-    let text = regions.results(INSNS.load(Ordering::Relaxed), cycles, extra).write();
+    let text = regions.results(INSNS.get(), cycles, extra).write();
     let mut file = state.out.lock().unwrap_or_else(|p| p.into_inner());
     if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
         eprintln!("mcubench-qemu-plugin: error: cannot write {}: {e}", state.config.out.display());

@@ -11,6 +11,9 @@
 //!   latencies (SDIV/UDIV, the Cortex-M3 long multiplies) use the fixed estimates in [`Params`].
 //! - Pipeline interactions are only priced inside one block; a load at the end of one block and a
 //!   load at the start of the next are priced as if unpaired (at most one cycle per block boundary).
+//!   A block that another one *falls through* into (straight-line code cut in two, as QEMU does at
+//!   pages and size limits) can be priced as its continuation with [`Model::block_after`], so that
+//!   where the cut falls does not change the sum.
 //! - Data wait states apply to PC-relative (literal) loads, whose address is static; other loads
 //!   are priced at the core's zero-wait-state cost.
 //! - Exception entry, return and tail-chaining have fixed costs ([`Model::exception_entry`],
@@ -167,6 +170,14 @@ pub struct BlockCost {
     pub taken_extra: u64,
 }
 
+/// Where pricing stands after an instruction: what the next instruction is priced after (its
+/// predecessor, and on the Cortex-M7 whether that one was the second of a dual-issued pair).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    pub prev: Insn,
+    pub dual_issued: bool,
+}
+
 /// A cycle model for one core.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Model {
@@ -216,9 +227,18 @@ impl Model {
 
     /// Prices a block of instructions that execute in order.
     pub fn block(&self, insns: &[Insn]) -> BlockCost {
+        self.block_after(None, insns).0
+    }
+
+    /// Prices a block of instructions that execute in order straight after the instruction of
+    /// `entry` (the block continues straight-line code; `None`: it starts afresh, as after a
+    /// branch), and returns the context after its last instruction (`None` for an empty block
+    /// without entry). `block_after(None, a ++ b)` equals `block_after(None, a)` plus
+    /// `block_after(exit of a, b)` in fall-through cycles.
+    pub fn block_after(&self, entry: Option<&Context>, insns: &[Insn]) -> (BlockCost, Option<Context>) {
         let mut cost = BlockCost::default();
-        let mut prev: Option<&Insn> = None;
-        let mut dual_issued = false;
+        let mut prev: Option<&Insn> = entry.map(|e| &e.prev);
+        let mut dual_issued = entry.is_some_and(|e| e.dual_issued);
         for (i, insn) in insns.iter().enumerate() {
             let last = i + 1 == insns.len();
             let (c, taken_extra) = if self.core == Core::CortexM7 {
@@ -234,7 +254,7 @@ impl Model {
             }
             prev = Some(insn);
         }
-        cost
+        (cost, prev.map(|p| Context { prev: p.clone(), dual_issued }))
     }
 
     /// Extra fetch cycles: one wait-state penalty per 32-bit fetch, i.e. per 4 bytes of code.
@@ -541,5 +561,42 @@ mod exception_tests {
         let m = Model::with_params(Core::CortexM4, Params { wait_states: ws, ..Params::for_core(Core::CortexM4) });
         assert_eq!((m.exception_entry(0x100), m.exception_exit(), m.tail_chain(0x100)), (15, 10, 9));
         assert_eq!(m.exception_entry(0x2000), 12);
+    }
+}
+
+#[cfg(test)]
+mod continuation_tests {
+    use super::*;
+    use mcubench_thumb::Decoder;
+
+    /// Straight-line code cut anywhere and priced as a block and its continuation costs what the
+    /// whole block costs, on every core: where QEMU cuts a block cannot change the estimate.
+    #[test]
+    fn a_block_cut_anywhere_and_continued_costs_the_same() {
+        // ldr r0,[r1]; ldr r2,[r1,#4]; adds r0,r2; str r0,[r1]; it eq; moveq r3,r4;
+        // ldr.w r5,[r1,#8]; adds r6,r5,#1; mov r7,r8; add r9,r10; ldr r0,[r0]; ldr r2,[r0]; muls r0,r2
+        let halfwords: &[u16] = &[
+            0x6808, 0x684a, 0x1880, 0x6008, 0xbf08, 0x4623, 0xf8d1, 0x5008, 0x1c6e, 0x4647, 0x44d1, 0x6800, 0x6802,
+            0x4350,
+        ];
+        let bytes: Vec<u8> = halfwords.iter().flat_map(|h| h.to_le_bytes()).collect();
+        for core in [Core::CortexM0, Core::CortexM3, Core::CortexM4F, Core::CortexM33, Core::CortexM7] {
+            let decoder = Decoder::for_core(core).unwrap();
+            let (insns, err) = decoder.decode_block(0x100, if core == Core::CortexM0 { &bytes[..8] } else { &bytes });
+            assert!(err.is_none(), "{core:?}: {err:?}");
+            let model = Model::new(core);
+            let whole = model.block(&insns).fall_through;
+            for cut in 1..insns.len() {
+                let (head, exit) = model.block_after(None, &insns[..cut]);
+                let (tail, _) = model.block_after(exit.as_ref(), &insns[cut..]);
+                assert_eq!(head.fall_through + tail.fall_through, whole, "{core:?} cut at {cut}");
+            }
+            // Here, without the context, some cut costs more: what continuation pricing removes.
+            let apart: u64 = (1..insns.len())
+                .map(|cut| model.block(&insns[..cut]).fall_through + model.block(&insns[cut..]).fall_through)
+                .max()
+                .unwrap();
+            assert!(apart >= whole, "{core:?}");
+        }
     }
 }

@@ -4,6 +4,7 @@
 pub mod args;
 mod boards;
 mod diff;
+mod doctor;
 pub mod exit;
 mod merge;
 mod profile;
@@ -54,6 +55,10 @@ enum Command {
     /// List the boards mcubench can run on (with `--scenario`, the scenario's own boards too),
     /// or print one board's memory.x.
     Boards(boards::BoardsArgs),
+    /// Check this machine: QEMU (path, version, plugin API), the TCG plugin, containment, the Arm
+    /// GCC and Rust thumb targets; says what to install when something is missing (exit 1 if
+    /// `run` cannot work).
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Runs the parsed command line.
@@ -66,6 +71,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Stack(a) => stack::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Boards(a) => boards::run(a),
+        Command::Doctor(a) => doctor::run(a),
     }
 }
 

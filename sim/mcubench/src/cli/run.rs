@@ -112,6 +112,10 @@ pub struct RunArgs {
     /// QEMU runs at once (default: number of CPUs).
     #[arg(long)]
     jobs: Option<usize>,
+    /// The qemu-system-arm to run (default: $MCUBENCH_QEMU, else qemu-system-arm on PATH); its
+    /// version picks the TCG plugin build (`mcubench doctor` shows both).
+    #[arg(long, value_name = "PATH")]
+    qemu: Option<PathBuf>,
     /// No progress lines on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -182,6 +186,9 @@ pub fn run(a: RunArgs) -> Result<Exit, Error> {
     };
     if let Some(j) = a.jobs {
         options.jobs = j.max(1);
+    }
+    if let Some(qemu) = &a.qemu {
+        options.qemu = qemu.clone();
     }
     // The scenario's stack annotation file is input too: malformed, it is refused before any
     // work; naming a function no cell has, after the run and before any report.

@@ -89,6 +89,11 @@ impl fmt::Display for SemihostingEvent {
     }
 }
 
+/// Whether this kernel can contain QEMU (seccomp user notification, Linux 5.5+).
+pub fn available() -> bool {
+    seccomp::available()
+}
+
 /// The QEMU command line for a contained run: [`qemu::command_line`] with the CPU held at
 /// reset (`-S`), a QMP monitor on the inherited socket `qmp_fd`, and QEMU's seccomp sandbox.
 pub fn command_line(board: &Board, elf: &Path, plugin: Option<&str>, channels: ChannelFds, qmp_fd: i32) -> Vec<String> {

@@ -1,11 +1,13 @@
 //! Running firmware: one [`execute`] for every QEMU run, contained or not. [`qemu`] builds the
 //! command line and supervises the process (timeout, output cap, process group); [`contain`]
-//! wraps it for untrusted firmware; [`plugin`] finds the TCG plugin and reads its results.
+//! wraps it for untrusted firmware; [`plugin`] finds the TCG plugin and reads its results;
+//! [`version`] says which QEMU runs and which plugin build it needs.
 
 pub mod contain;
 pub mod plugin;
 pub mod qemu;
 pub mod scratch;
+pub mod version;
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,7 +19,8 @@ pub use qemu::{ProcessEnd, QEMU, QemuError, QemuRun};
 /// One run to make: which ELF on which board, with what limits.
 #[derive(Debug, Clone, Copy)]
 pub struct Launch<'a> {
-    /// The QEMU executable ([`QEMU`] on PATH unless a test gives another).
+    /// The QEMU executable ([`version::program`]: `MCUBENCH_QEMU`, else [`QEMU`] on PATH, unless
+    /// a caller gives another).
     pub qemu: &'a Path,
     pub board: &'a Board,
     pub elf: &'a Path,
@@ -41,7 +44,7 @@ pub const QUIT_GRACE: Duration = Duration::from_secs(5);
 impl<'a> Launch<'a> {
     /// A contained run of `elf` on `board` without the plugin.
     pub fn new(board: &'a Board, elf: &'a Path, timeout: Duration) -> Launch<'a> {
-        Launch { qemu: Path::new(QEMU), board, elf, timeout, plugin: None, contain: true, quit_on_timeout: false }
+        Launch { qemu: version::program(), board, elf, timeout, plugin: None, contain: true, quit_on_timeout: false }
     }
 
     pub fn with_plugin(self, plugin: Option<&'a str>) -> Launch<'a> {

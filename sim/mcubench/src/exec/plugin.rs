@@ -3,20 +3,24 @@
 //! probe's range, the function table). The formats themselves (arguments, functions file,
 //! results file) are `mcubench-wire`'s, shared with the plugin.
 //!
-//! # How the plugin is found
+//! # Which build, and how it is found
 //!
-//! Once per process, in this order:
+//! The plugin is built once per QEMU plugin API ([`PluginApi`]): `libmcubench_qemu_plugin_v1.so`
+//! for QEMU 7.2 to 8.2, `libmcubench_qemu_plugin_v3.so` for QEMU 9.1 to 10.x. The QEMU in use
+//! decides which one ([`super::version::probe`]). Once per process and API, in this order:
 //! 1. `MCUBENCH_QEMU_PLUGIN=off` runs without the plugin (instruction counts then come from
 //!    SysTick ticks, and the report says so); any other value is the path of the plugin `.so`.
 //! 2. In a source checkout (the mcubench crate's source tree is still where it was compiled, as
-//!    under `cargo run` and `cargo test`): `cargo build --release -p mcubench-qemu-plugin` into
-//!    `<workspace target dir>/qemu-plugin/`. Cargo makes this a no-op when it is up to date, so
-//!    the plugin is never stale, and its own target directory means no lock contention with the
-//!    cargo that runs the tests.
-//! 3. `libmcubench_qemu_plugin.so` next to the running executable (an installed mcubench).
+//!    under `cargo run` and `cargo test`): cargo builds it, `-p mcubench-qemu-plugin` (v1) in
+//!    the workspace's target directory, or the `sim/qemu-plugin/api-v3` workspace (v3) into
+//!    `<workspace target dir>/qemu-plugin-v3/`. Cargo makes this a no-op when it is up to date,
+//!    so the plugin is never stale.
+//! 3. The build's file next to the running executable (an installed mcubench).
 //!
 //! Failing all three is an error that says what to do: the runner never silently replaces exact
-//! counts with tick-derived ones.
+//! counts with tick-derived ones. Whatever the source, the file's API tag (a string the plugin
+//! carries, see [`api_of`]) must name the API the QEMU needs: a plugin built for another API is
+//! refused before QEMU runs, never loaded to fail or crash.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -26,54 +30,127 @@ use mcubench_elf::ElfImage;
 use mcubench_elf::functions::FunctionMap;
 use mcubench_wire::{Function, FunctionsFile, Markers, Results, StackProbeRange};
 
+pub use super::version::PluginApi;
+
 /// Environment variable that selects the plugin (`off` or a path).
 pub const ENV: &str = "MCUBENCH_QEMU_PLUGIN";
-/// The plugin's file name as cargo builds it.
-pub const FILE_NAME: &str = "libmcubench_qemu_plugin.so";
 
 /// Symbols the firmware defines for region markers (see `docs/src/reference/protocol.md`).
 pub const ENTER_SYMBOL: &str = "mcubench_region_enter";
 pub const EXIT_SYMBOL: &str = "mcubench_region_exit";
 pub const REGIONS_SYMBOL: &str = "MCUBENCH_REGIONS";
 
-/// The plugin to load, or `None` when disabled with `MCUBENCH_QEMU_PLUGIN=off`. Found or built
-/// once per process; every later call returns the same answer.
+/// The plugin for the QEMU this process uses ([`super::version::program`]), or `None` when
+/// disabled with `MCUBENCH_QEMU_PLUGIN=off`; see [`locate_for`].
 pub fn locate() -> Result<Option<PathBuf>, String> {
-    static FOUND: OnceLock<Result<Option<PathBuf>, String>> = OnceLock::new();
-    FOUND.get_or_init(find).clone()
+    let qemu = super::version::probe(super::version::program())?;
+    locate_for(qemu.api)
 }
 
-fn find() -> Result<Option<PathBuf>, String> {
+/// The plugin built for `api`, or `None` when disabled with `MCUBENCH_QEMU_PLUGIN=off`. Found or
+/// built once per process and API; every later call returns the same answer.
+pub fn locate_for(api: PluginApi) -> Result<Option<PathBuf>, String> {
+    static FOUND: [OnceLock<Result<Option<PathBuf>, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = PluginApi::ALL.iter().position(|a| *a == api).expect("every API has a slot");
+    FOUND[slot].get_or_init(|| find(api).and_then(|so| checked(so, api))).clone()
+}
+
+/// Where the plugin for `api` comes from (see the module documentation), without building it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `MCUBENCH_QEMU_PLUGIN=off`.
+    Off,
+    /// `MCUBENCH_QEMU_PLUGIN=<path>`.
+    Given(PathBuf),
+    /// Built by cargo from this source checkout, to this path.
+    Checkout { workspace: PathBuf },
+    /// Next to the mcubench executable.
+    Installed(PathBuf),
+    /// Nowhere: the message says what to do.
+    Missing(String),
+}
+
+/// Where the plugin for `api` would come from.
+pub fn source(api: PluginApi) -> Source {
     if let Some(value) = std::env::var_os(ENV).filter(|v| !v.is_empty()) {
-        if value == "off" {
-            return Ok(None);
-        }
-        let path = PathBuf::from(value);
-        return if path.is_file() { Ok(Some(path)) } else { Err(format!("{ENV}={}: no such file", path.display())) };
+        return if value == "off" { Source::Off } else { Source::Given(PathBuf::from(value)) };
     }
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if workspace.join("sim/qemu-plugin/Cargo.toml").is_file() {
-        return build_in(&workspace).map(Some);
+        return Source::Checkout { workspace };
     }
-    if let Some(path) = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(FILE_NAME)))
+    let name = api.file_name();
+    if let Some(path) = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(name)))
         && path.is_file()
     {
-        return Ok(Some(path));
+        return Source::Installed(path);
     }
-    Err(format!(
-        "the mcubench QEMU plugin ({FILE_NAME}) was not found next to the mcubench executable and there \
-         is no source tree to build it from; set {ENV}=<path to {FILE_NAME}>, or {ENV}=off to count \
-         instructions from SysTick ticks (resolution one tick)"
+    Source::Missing(format!(
+        "the mcubench QEMU plugin for {} ({name}, plugin API {api}) was not found next to the mcubench \
+         executable and there is no source tree to build it from; set {ENV}=<path to {name}>, or {ENV}=off \
+         to count instructions from SysTick ticks (resolution one tick)",
+        api.qemu_range()
     ))
 }
 
-/// Builds the plugin with cargo in the workspace at `workspace` and returns the `.so`.
-fn build_in(workspace: &Path) -> Result<PathBuf, String> {
+fn find(api: PluginApi) -> Result<Option<PathBuf>, String> {
+    match source(api) {
+        Source::Off => Ok(None),
+        Source::Given(path) if path.is_file() => Ok(Some(path)),
+        Source::Given(path) => Err(format!("{ENV}={}: no such file", path.display())),
+        Source::Checkout { workspace } => build_in(&workspace, api).map(Some),
+        Source::Installed(path) => Ok(Some(path)),
+        Source::Missing(message) => Err(message),
+    }
+}
+
+/// `so` if its API tag says `api`; an error naming both and what to do otherwise.
+fn checked(so: Option<PathBuf>, api: PluginApi) -> Result<Option<PathBuf>, String> {
+    let Some(path) = so else { return Ok(None) };
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read the QEMU plugin {}: {e}", path.display()))?;
+    match api_of(&bytes) {
+        Some(n) if n == api.number() => Ok(Some(path)),
+        found => Err(format!(
+            "the QEMU plugin {} is {}, but this QEMU ({}) needs plugin API {api} ({}); {}",
+            path.display(),
+            match found {
+                Some(n) => format!("built for plugin API v{n}"),
+                None => "not an mcubench plugin of this version (it has no API tag)".to_string(),
+            },
+            api.qemu_range(),
+            api.file_name(),
+            match std::env::var_os(ENV).filter(|v| !v.is_empty()) {
+                Some(_) => format!("point {ENV} at that build or unset it"),
+                None => "reinstall mcubench with its plugins".to_string(),
+            }
+        )),
+    }
+}
+
+/// The plugin API a plugin file was built for, from the tag the plugin carries
+/// (`mcubench-qemu-plugin api=v<N>`, see the plugin's `MCUBENCH_QEMU_PLUGIN_API`).
+pub fn api_of(so: &[u8]) -> Option<u32> {
+    const TAG: &[u8] = b"mcubench-qemu-plugin api=v";
+    so.windows(TAG.len() + 2).filter(|w| w.starts_with(TAG)).find_map(|w| {
+        (w[TAG.len()].is_ascii_digit() && w[TAG.len() + 1] == b'\n').then(|| u32::from(w[TAG.len()] - b'0'))
+    })
+}
+
+/// Builds the plugin for `api` with cargo from the checkout at `workspace` and returns the `.so`.
+fn build_in(workspace: &Path, api: PluginApi) -> Result<PathBuf, String> {
     let target = crate::build::target_directory(workspace).map_err(|e| e.to_string())?;
+    // v1 is a member of the host workspace; v3 is its own workspace (its API feature cannot be
+    // unified with v1's), with its own target directory.
+    let (args, target) = match api {
+        PluginApi::V1 => (vec!["-p", "mcubench-qemu-plugin"], target),
+        PluginApi::V3 => (vec!["--manifest-path", "sim/qemu-plugin/api-v3/Cargo.toml"], target.join("qemu-plugin-v3")),
+    };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(workspace)
-        .args(["build", "--release", "--quiet", "-p", "mcubench-qemu-plugin", "--target-dir"])
+        .args(["build", "--release", "--quiet"])
+        .args(&args)
+        .arg("--target-dir")
         .arg(&target)
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")
@@ -82,12 +159,13 @@ fn build_in(workspace: &Path) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run cargo to build the QEMU plugin: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "building the QEMU plugin (`cargo build --release -p mcubench-qemu-plugin`) failed:\n{}\n\
+            "building the QEMU plugin for plugin API {api} (`cargo build --release {}`) failed:\n{}\n\
              hint: {ENV}=off runs without it (instruction counts from SysTick ticks)",
+            args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim_end()
         ));
     }
-    let so = target.join("release").join(FILE_NAME);
+    let so = target.join("release").join(api.file_name());
     if so.is_file() { Ok(so) } else { Err(format!("cargo built the QEMU plugin but {} is missing", so.display())) }
 }
 
@@ -290,6 +368,38 @@ pub fn read_results(path: &Path) -> Result<Results, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_api_tag_is_found_in_a_plugin_file() {
+        let so = b"\x7fELF...mcubench-qemu-plugin api=v?\n\0...mcubench-qemu-plugin api=v3\n\0...";
+        assert_eq!(api_of(so), Some(3));
+        assert_eq!(api_of(b"mcubench-qemu-plugin api=v1\n"), Some(1));
+        assert_eq!(api_of(b"\x7fELF no tag"), None);
+        let dir = tempdir("tag");
+        let old = dir.join("libmcubench_qemu_plugin_v1.so");
+        std::fs::write(&old, b"mcubench-qemu-plugin api=v1\n\0").unwrap();
+        assert_eq!(checked(Some(old.clone()), PluginApi::V1), Ok(Some(old.clone())));
+        assert_eq!(checked(None, PluginApi::V3), Ok(None));
+        let e = checked(Some(old.clone()), PluginApi::V3).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "the QEMU plugin {} is built for plugin API v1, but this QEMU (QEMU 9.1 to 10.x) needs plugin API v3 \
+                 (libmcubench_qemu_plugin_v3.so)",
+                old.display()
+            )),
+            "{e}"
+        );
+        std::fs::write(&old, b"\x7fELF").unwrap();
+        let e = checked(Some(old), PluginApi::V1).unwrap_err();
+        assert!(e.contains("not an mcubench plugin of this version (it has no API tag)"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempdir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcubench-plugin-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 
     #[test]
     fn missing_empty_or_malformed_results_files_are_errors() {

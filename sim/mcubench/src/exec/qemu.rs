@@ -54,7 +54,8 @@ pub struct QemuRun {
 #[derive(Debug, thiserror::Error)]
 pub enum QemuError {
     #[error(
-        "`{QEMU}` was not found on PATH; install it with `bash ci/setup.sh` (or `apt-get install qemu-system-arm`)"
+        "`{QEMU}` was not found (on PATH, or at the path in MCUBENCH_QEMU); install it with \
+         `apt-get install qemu-system-arm` (or `bash ci/setup.sh` in mcubench's checkout)"
     )]
     NotFound,
     #[error("cannot start `{QEMU}`: {0}")]

@@ -98,6 +98,10 @@ pub struct CellReport {
     pub verdict: Verdict,
     /// Instructions per SysTick tick: the resolution of tick-derived instruction counts.
     pub instructions_per_tick: f64,
+    /// The QEMU version that ran the cell (`qemu-system-arm --version`, e.g. `7.2.22`); absent
+    /// when the cell stopped before a QEMU was chosen (a failed build, no supported QEMU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qemu: Option<String>,
     /// The cycle model behind `cycles`, e.g. `cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS`.
     pub cycle_model: Option<String>,
     pub kats: Vec<KatReport>,
@@ -215,6 +219,7 @@ impl CellReport {
             toolchain: Vec::new(),
             verdict: Verdict { outcome: Outcome::SetupError, message: String::new() },
             instructions_per_tick: board.instructions_per_tick(),
+            qemu: None,
             cycle_model: None,
             kats: Vec::new(),
             stack_high_water: None,
