@@ -217,18 +217,8 @@ impl RunReport {
         for c in &self.cells {
             let cell = format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile);
             for r in &c.regions {
-                let cycles = |f: fn(&PerCall) -> u64| r.cycles.as_ref().map_or("-".to_string(), |p| f(p).to_string());
-                let mut row = vec![
-                    r.name.clone(),
-                    cell.clone(),
-                    if r.open > 0 { format!("{} (+{} open)", r.calls, r.open) } else { r.calls.to_string() },
-                    r.instructions.total.to_string(),
-                    r.instructions.min.to_string(),
-                    r.instructions.max.to_string(),
-                    cycles(|p| p.total),
-                    cycles(|p| p.min),
-                    cycles(|p| p.max),
-                ];
+                let calls = if r.open > 0 { format!("{} (+{} open)", r.calls, r.open) } else { r.calls.to_string() };
+                let mut row = call_columns(r.name.clone(), cell.clone(), calls, &r.instructions, r.cycles.as_ref());
                 if with_bytes {
                     row.push(opt(r.bytes));
                     row.push(fmt_per_byte(r.cycles_per_byte));
@@ -238,19 +228,9 @@ impl RunReport {
                 }
                 rows.push(row);
                 for s in &r.by_caller {
-                    let cycles =
-                        |f: fn(&PerCall) -> u64| s.cycles.as_ref().map_or("-".to_string(), |p| f(p).to_string());
-                    let mut row = vec![
-                        format!("  ← {}", s.caller.as_deref().unwrap_or("?")),
-                        cell.clone(),
-                        s.calls.to_string(),
-                        s.instructions.total.to_string(),
-                        s.instructions.min.to_string(),
-                        s.instructions.max.to_string(),
-                        cycles(|p| p.total),
-                        cycles(|p| p.min),
-                        cycles(|p| p.max),
-                    ];
+                    let caller = format!("  ← {}", s.caller.as_deref().unwrap_or("?"));
+                    let mut row =
+                        call_columns(caller, cell.clone(), s.calls.to_string(), &s.instructions, s.cycles.as_ref());
                     if with_bytes {
                         row.push(opt(s.bytes));
                         row.push(fmt_per_byte(s.cycles_per_byte));
@@ -510,4 +490,21 @@ pub fn memory_table(elf: &str, m: &MemoryReport) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+/// The name, cell, calls, instructions (total, min, max) and cycles (total, min, max) columns of
+/// a function region row or of one caller's row under it.
+fn call_columns(name: String, cell: String, calls: String, insns: &PerCall, cycles: Option<&PerCall>) -> Vec<String> {
+    let c = |f: fn(&PerCall) -> u64| cycles.map_or("-".to_string(), |p| f(p).to_string());
+    vec![
+        name,
+        cell,
+        calls,
+        insns.total.to_string(),
+        insns.min.to_string(),
+        insns.max.to_string(),
+        c(|p| p.total),
+        c(|p| p.min),
+        c(|p| p.max),
+    ]
 }
