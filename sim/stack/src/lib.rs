@@ -81,6 +81,7 @@ mod bound;
 mod callgraph;
 pub mod exception;
 pub mod frame;
+pub mod noreturn;
 pub mod packs;
 pub mod report;
 
@@ -89,7 +90,7 @@ pub use exception::{
     ADDITIONAL_STATE_CONTEXT, Arch, BASIC_EXCEPTION_FRAME, EXCEPTION_ALIGN_PAD, EXTENDED_EXCEPTION_FRAME,
     SECURE_FP_EXTRA, exception_frame,
 };
-pub use frame::{CallKind, CallSite, Frame, FunctionStack};
+pub use frame::{CallKind, CallSite, Frame, FunctionStack, Loaded};
 pub use report::{Bound, BoundView, PathStep, RootBound, StackReport, StackView, Unresolved};
 
 use callgraph::{CallGraph, address_taken, name_index};

@@ -41,8 +41,25 @@ pub struct Unresolved {
     pub function: String,
     pub at: u32,
     pub what: String,
-    /// A YAML line for the annotations file.
+    /// A YAML line for the annotations file (`recursion: {...}`, `indirect: [...]` or
+    /// `frames: {...}`); [`StackReport::annotation_template`] merges them into one file.
     pub annotation: String,
+    /// For a recursion: the cycle the entry is about, one call per step (`f+0x1c → g`, an
+    /// indirect call marked as such), back to its first function.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle: Vec<String>,
+}
+
+impl Unresolved {
+    /// The top-level key and the entry under it (`"f": DEPTH` or `- { site: ..., ... }`).
+    fn entry(&self) -> Option<(&str, String)> {
+        let (key, rest) = self.annotation.split_once(": ")?;
+        let inner = rest.trim().strip_prefix(['{', '['])?.strip_suffix(['}', ']'])?.trim();
+        Some(match key {
+            "indirect" => (key, format!("  - {inner}")),
+            _ => (key, format!("  {inner}")),
+        })
+    }
 }
 
 /// The result of [`analyze`](crate::analyze).
@@ -189,6 +206,37 @@ impl StackReport {
         }
     }
 
+    /// Every entry of [`StackReport::unresolved`] as one annotation file (each key once, each
+    /// entry after a comment saying what it is about): paste it, replace DEPTH, TARGET and
+    /// BYTES with the facts, and the run resolves all of them at once. Empty when nothing is
+    /// unresolved.
+    pub fn annotation_template(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        for key in ["recursion", "indirect", "frames"] {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut first = true;
+            for u in &self.unresolved {
+                let Some((k, entry)) = u.entry() else { continue };
+                if k != key || !seen.insert(entry.clone()) {
+                    continue;
+                }
+                if first {
+                    let _ = writeln!(s, "{key}:");
+                    first = false;
+                }
+                for (n, line) in u.what.lines().enumerate() {
+                    let _ = writeln!(s, "  {} {line}", if n == 0 { "#" } else { "#  " });
+                }
+                if !u.cycle.is_empty() {
+                    let _ = writeln!(s, "  #   cycle: {}", u.cycle.join(" → "));
+                }
+                let _ = writeln!(s, "{entry}");
+            }
+        }
+        s
+    }
+
     /// Human-readable report: see [`StackReport::view`].
     pub fn to_text(&self, functions: &[&str]) -> String {
         use std::fmt::Write as _;
@@ -229,10 +277,14 @@ impl StackReport {
             let _ = writeln!(s, "{n}: no such function");
         }
         if !v.unresolved.is_empty() {
-            let _ = writeln!(s, "unresolved ({}), paste into the annotation file:", v.unresolved.len());
-            for u in &v.unresolved {
-                let _ = writeln!(s, "  # {} at 0x{:08x}: {}\n  {}", u.function, u.at, u.what, u.annotation);
-            }
+            let _ = writeln!(
+                s,
+                "unresolved ({}): paste this into the annotation file, with DEPTH (most activations at once), \
+                 TARGET (function names) and BYTES filled in:",
+                v.unresolved.len()
+            );
+            s.push_str(&self.annotation_template());
+            let _ = writeln!(s, "(end of unresolved)");
         }
         for p in &self.packs {
             let _ = writeln!(s, "annotation pack {} ({}): {} entries applied", p.pack, p.describes, p.applied);
