@@ -293,6 +293,7 @@ impl CallGraph<'_> {
     /// cycle of the component; then any stack is a prefix to the first annotated activation, at
     /// most K = Σk activations of annotated members each followed by the deepest way (`g`) to
     /// the next one, and the deepest way out (`h`) from the last.
+    #[allow(clippy::too_many_arguments)]
     fn recursive_bounds(
         &self,
         members: &[usize],
@@ -537,7 +538,8 @@ impl CallGraph<'_> {
             Resolution::Direct => "",
             Resolution::Annotated => " (indirect call, annotated targets)",
             Resolution::Table => " (indirect call through a constant table)",
-            Resolution::AddressTaken => " (indirect call resolved to every address-taken function)",
+            Resolution::AddressTaken => " (indirect call resolved to \
+                     every address-taken function)",
         };
         format!("{} → {}{how}", self.site_label(f, c.at), self.functions[c.to].demangled)
     }
@@ -563,7 +565,9 @@ impl CallGraph<'_> {
                 function: f.name.clone(),
                 at: c.at,
                 what: format!(
-                    "recursion {chain} goes through the indirect call at {}, which the analysis resolved to                      every address-taken function, {} among them.\nIf that call cannot reach {}, list its real                      targets here; if it can, annotate the recursion instead: recursion: {{ \"{}\": DEPTH }}",
+                    "recursion {chain} goes through the indirect call at {}, which the analysis resolved to \
+                     every address-taken function, {} among them.\nIf that call cannot reach {}, list its real \
+                     targets here; if it can, annotate the recursion instead: recursion: {{ \"{}\": DEPTH }}",
                     self.site_label(f, c.at),
                     self.functions[c.to].demangled,
                     self.functions[c.to].demangled,
@@ -577,7 +581,8 @@ impl CallGraph<'_> {
             function: entered.name.clone(),
             at: closing.at,
             what: format!(
-                "recursion {chain}: the call at {} enters {} again; how many activations of it can be on                  the stack at once?",
+                "recursion {chain}: the call at {} enters {} again; how many activations of it can be on \
+                     the stack at once?",
                 self.site_label(&self.functions[closer], closing.at),
                 entered.demangled
             ),

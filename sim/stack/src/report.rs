@@ -229,7 +229,7 @@ impl StackReport {
                     let _ = writeln!(s, "  {} {line}", if n == 0 { "#" } else { "#  " });
                 }
                 if !u.cycle.is_empty() {
-                    let _ = writeln!(s, "  #   cycle: {}", u.cycle.join(" → "));
+                    let _ = writeln!(s, "  #   calls: {}", u.cycle.join("; "));
                 }
                 let _ = writeln!(s, "{entry}");
             }
