@@ -8,6 +8,8 @@
 //! indirect:                        # extra targets of indirect call sites
 //!   - site: "dispatch@1"           # function@N (N-th indirect site, from 1), function+0xOFF,
 //!     targets: [op_add, op_mul]    #   or function (all its indirect sites)
+//!   - via: malloc_hook             # every call whose target is loaded from this variable
+//!     targets: [pool_alloc]        #   (or one slot: "drivers+4")
 //! arrays:                          # function-pointer arrays: every entry is a target of `site`
 //!   - site: dispatch
 //!     symbol: ops

@@ -119,6 +119,21 @@ pub(crate) struct CallGraph<'a> {
     pub(crate) options: &'a StackOptions,
     /// Function indices (ascending) by raw name, demangled name and alias.
     pub(crate) names: &'a HashMap<&'a str, Vec<usize>>,
+    /// The sized data objects, by address ([`data_objects`]).
+    pub(crate) objects: &'a [mcubench_elf::Symbol],
+}
+
+/// The sized data-object symbols of `image`, by address: where constant tables and
+/// function-pointer variables are looked up.
+pub(crate) fn data_objects(image: &ElfImage) -> Vec<mcubench_elf::Symbol> {
+    let mut out: Vec<mcubench_elf::Symbol> = image
+        .symbols()
+        .iter()
+        .filter(|s| s.kind == mcubench_elf::SymbolKind::Object && s.size > 0)
+        .cloned()
+        .collect();
+    out.sort_by(|a, b| (a.address, &a.name).cmp(&(b.address, &b.name)));
+    out
 }
 
 /// Every name of every function (symbol, demangled, aliases) → indices of the functions with
@@ -225,14 +240,16 @@ impl CallGraph<'_> {
         Some(if off == 0 { sym.name.clone() } else { format!("{}+{off}", sym.name) })
     }
 
-    /// The sized data object (symbol) that contains `addr`, the innermost one.
+    /// The sized data object (symbol) that contains `addr`, the innermost of the few that
+    /// start closest below it.
     fn data_object(&self, addr: u32) -> Option<&mcubench_elf::Symbol> {
         let a = u64::from(addr);
-        self.image
-            .symbols()
+        let k = self.objects.partition_point(|s| s.address <= a);
+        self.objects[..k]
             .iter()
-            .filter(|s| s.kind == mcubench_elf::SymbolKind::Object && s.size > 0)
-            .filter(|s| a >= s.address && a - s.address < s.size)
+            .rev()
+            .take(8)
+            .filter(|s| a - s.address < s.size)
             .min_by_key(|s| (s.size, s.name.clone()))
     }
 
