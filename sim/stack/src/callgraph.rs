@@ -349,16 +349,17 @@ impl CallGraph<'_> {
             if matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) {
                 ordinal += 1;
             }
-            let annotated = self.annotated(f, c, ordinal);
             let direct_unknown = match &c.kind {
                 CallKind::Call { target } | CallKind::Tail { target } => {
                     self.index_of(*target).is_none() && self.inner_target(*target).is_none()
                 }
                 _ => false,
             };
-            if let Some((_, why, names)) = annotated.as_ref().filter(|_| {
-                matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) || direct_unknown
-            }) {
+            // Annotations apply to indirect calls and to direct calls that lead nowhere known.
+            let annotated = (matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) || direct_unknown)
+                .then(|| self.annotated(f, c, ordinal))
+                .flatten();
+            if let Some((_, why, names)) = annotated.as_ref() {
                 let why = interner.id(why.clone());
                 for n in names {
                     let found = self.all_by_name(n);
