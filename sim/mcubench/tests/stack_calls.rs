@@ -192,3 +192,25 @@ fn hook_entries_naming_what_does_not_exist_are_errors_with_file_and_line() {
     let e = resolve("indirect:\n  - { site: make_node, via: alloc_hook, targets: [pool_alloc] }\n");
     assert!(e.contains("exactly one of `site`"), "{e}");
 }
+
+#[test]
+fn without_the_address_taken_set_every_call_with_no_target_is_listed_once_per_entry() {
+    // address_taken off: an indirect call the analysis cannot read is unresolved, not widened.
+    let image = ElfImage::read(&c_firmware("stack-calls")).expect("ELF");
+    let r = analyze(&image, &StackOptions { address_taken: false, ..StackOptions::default() }).expect("decoder");
+    let no_target: Vec<&str> = r
+        .unresolved
+        .iter()
+        .filter(|u| u.what.contains("with no known target"))
+        .map(|u| u.function.as_str())
+        .collect();
+    // The hook's three callers, the job table and the log hook; not the calls through the
+    // constant tables and the constant struct (apply, handle_command, driver_write).
+    let mut sorted = no_target.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["log_event", "make_buffer", "make_node", "make_string", "run_jobs"], "{:?}", r.unresolved);
+    // The three calls through alloc_hook share one entry.
+    let t = r.annotation_template();
+    assert_eq!(t.matches("- { via: \"alloc_hook\", targets: [TARGET] }").count(), 1, "{t}");
+    assert_eq!(t.matches("DEPTH\n").count(), 3, "{t}");
+}

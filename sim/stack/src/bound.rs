@@ -96,7 +96,10 @@ impl CallGraph<'_> {
         let mut unresolved = Vec::new();
         let mut interner = Interner::default();
         let edges: Vec<_> = (0..n).map(|i| self.edges(i, &mut unresolved, &mut interner)).collect();
-        let rank = self.discovery(&edges);
+        // A call with no known target may reach any address-taken function: what those reach
+        // counts as reached, so that its own unresolved sites show in this run too.
+        let widen: BTreeSet<usize> = unresolved.iter().flat_map(|u| self.all_by_name(&u.function)).collect();
+        let rank = self.discovery(&edges, &widen);
         let nodes = self.bounds(&edges, &rank, &mut unresolved, &mut interner);
         // What needs a human, of the code the roots reach (all of it when there are no roots):
         // every site at once, in address order.
@@ -124,7 +127,8 @@ impl CallGraph<'_> {
     /// first, then the other vector-table handlers) first reaches each function; `None` for a
     /// function no root reaches. A recursion is entered at its first-reached member, and the
     /// call back to a function on the walk's stack is the one that closes the cycle.
-    fn discovery(&self, edges: &[Vec<Edge>]) -> Vec<Option<usize>> {
+    fn discovery(&self, edges: &[Vec<Edge>], widen: &BTreeSet<usize>) -> Vec<Option<usize>> {
+        let taken: Vec<usize> = self.taken.all.iter().filter_map(|&a| self.index_of(a)).collect();
         let mut rank = vec![None; self.functions.len()];
         let mut roots = Vec::new();
         if let Some(vt) = self.image.vector_table() {
@@ -145,20 +149,29 @@ impl CallGraph<'_> {
             next += 1;
             let mut stack: Vec<(usize, usize)> = vec![(r, 0)];
             while let Some(&mut (v, ref mut k)) = stack.last_mut() {
-                match edges[v].get(*k) {
-                    Some(e) => {
-                        *k += 1;
-                        if let Ok(c) = e
-                            && rank[c.to].is_none()
-                        {
-                            rank[c.to] = Some(next);
-                            next += 1;
-                            stack.push((c.to, 0));
+                let n = edges[v].len();
+                let to = match edges[v].get(*k) {
+                    Some(Ok(c)) => Some(c.to),
+                    Some(Err(_)) => None,
+                    None if widen.contains(&v) => match taken.get(*k - n) {
+                        Some(&t) => Some(t),
+                        None => {
+                            stack.pop();
+                            continue;
                         }
-                    }
+                    },
                     None => {
                         stack.pop();
+                        continue;
                     }
+                };
+                *k += 1;
+                if let Some(t) = to
+                    && rank[t].is_none()
+                {
+                    rank[t] = Some(next);
+                    next += 1;
+                    stack.push((t, 0));
                 }
             }
         }
