@@ -198,12 +198,8 @@ fn without_the_address_taken_set_every_call_with_no_target_is_listed_once_per_en
     // address_taken off: an indirect call the analysis cannot read is unresolved, not widened.
     let image = ElfImage::read(&c_firmware("stack-calls")).expect("ELF");
     let r = analyze(&image, &StackOptions { address_taken: false, ..StackOptions::default() }).expect("decoder");
-    let no_target: Vec<&str> = r
-        .unresolved
-        .iter()
-        .filter(|u| u.what.contains("with no known target"))
-        .map(|u| u.function.as_str())
-        .collect();
+    let no_target: Vec<&str> =
+        r.unresolved.iter().filter(|u| u.what.contains("with no known target")).map(|u| u.function.as_str()).collect();
     // The hook's three callers, the job table and the log hook; not the calls through the
     // constant tables and the constant struct (apply, handle_command, driver_write).
     let mut sorted = no_target.clone();

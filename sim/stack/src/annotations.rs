@@ -325,7 +325,13 @@ impl AnnotationFile {
     /// The `via:` entry `via`: the symbol (and slot) it names and its targets, all of which
     /// must exist (a pointer variable and the functions stored in it are never inlined away);
     /// an error names the file and the entry's line.
-    fn hook(&self, image: &ElfImage, fmap: &FunctionMap, via: &str, targets: &[String]) -> Result<Hook, AnnotationError> {
+    fn hook(
+        &self,
+        image: &ElfImage,
+        fmap: &FunctionMap,
+        via: &str,
+        targets: &[String],
+    ) -> Result<Hook, AnnotationError> {
         let line = line_with(&self.text, via).unwrap_or(0);
         let err = |message: String| AnnotationError::Syntax {
             path: self.path.display().to_string(),

@@ -104,9 +104,7 @@ impl CallGraph<'_> {
         // What needs a human, of the code the roots reach (all of it when there are no roots):
         // every site at once, in address order.
         let any_root = rank.iter().any(Option::is_some);
-        unresolved.retain(|u| {
-            !any_root || self.all_by_name(&u.function).iter().any(|&i| rank[i].is_some())
-        });
+        unresolved.retain(|u| !any_root || self.all_by_name(&u.function).iter().any(|&i| rank[i].is_some()));
         unresolved.sort_by(|a, b| (a.at, &a.annotation).cmp(&(b.at, &b.annotation)));
         unresolved.dedup_by(|a, b| a.annotation == b.annotation && a.at == b.at);
         let (roots, reset, handlers) = self.roots(&nodes, &interner);
@@ -551,8 +549,10 @@ impl CallGraph<'_> {
             Resolution::Direct => "",
             Resolution::Annotated => " (indirect call, annotated targets)",
             Resolution::Table => " (indirect call through a constant table)",
-            Resolution::AddressTaken => " (indirect call resolved to \
-                     every address-taken function)",
+            Resolution::AddressTaken => {
+                " (indirect call resolved to \
+                     every address-taken function)"
+            }
         };
         format!("{} → {}{how}", self.site_label(f, c.at), self.functions[c.to].demangled)
     }

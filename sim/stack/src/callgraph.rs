@@ -126,12 +126,8 @@ pub(crate) struct CallGraph<'a> {
 /// The sized data-object symbols of `image`, by address: where constant tables and
 /// function-pointer variables are looked up.
 pub(crate) fn data_objects(image: &ElfImage) -> Vec<mcubench_elf::Symbol> {
-    let mut out: Vec<mcubench_elf::Symbol> = image
-        .symbols()
-        .iter()
-        .filter(|s| s.kind == mcubench_elf::SymbolKind::Object && s.size > 0)
-        .cloned()
-        .collect();
+    let mut out: Vec<mcubench_elf::Symbol> =
+        image.symbols().iter().filter(|s| s.kind == mcubench_elf::SymbolKind::Object && s.size > 0).cloned().collect();
     out.sort_by(|a, b| (a.address, &a.name).cmp(&(b.address, &b.name)));
     out
 }
@@ -286,9 +282,8 @@ impl CallGraph<'_> {
                     }
                     a += 4;
                 }
-                (!out.is_empty()).then(|| {
-                    (out, format!("the index stays within the constant table {} (read-only data)", sym.name))
-                })
+                (!out.is_empty())
+                    .then(|| (out, format!("the index stays within the constant table {} (read-only data)", sym.name)))
             }
             _ => None,
         }
@@ -345,7 +340,8 @@ impl CallGraph<'_> {
             .collect();
         let mut ordinal = 0usize;
         for c in &f.calls {
-            let edge = |to: usize, depth: u32, why: Option<usize>, how: Resolution| Callee { to, depth, why, at: c.at, how };
+            let edge =
+                |to: usize, depth: u32, why: Option<usize>, how: Resolution| Callee { to, depth, why, at: c.at, how };
             if matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) {
                 ordinal += 1;
             }
@@ -382,10 +378,8 @@ impl CallGraph<'_> {
                         }
                     }
                     None => {
-                        let what = format!(
-                            "{} calls 0x{target:08x}, which is not the start of a known function",
-                            f.name
-                        );
+                        let what =
+                            format!("{} calls 0x{target:08x}, which is not the start of a known function", f.name);
                         unresolved.push(Unresolved {
                             function: f.name.clone(),
                             at: c.at,
@@ -402,10 +396,9 @@ impl CallGraph<'_> {
                 CallKind::Indirect | CallKind::IndirectTail => {
                     if let Some((targets, fact)) = c.loaded_from.and_then(|l| self.table_targets(l)) {
                         let why = match c.loaded_from {
-                            Some(Loaded::Table { .. }) => Some(interner.id(format!(
-                                "indirect call at {}: {fact}",
-                                self.site_label(f, c.at)
-                            ))),
+                            Some(Loaded::Table { .. }) => {
+                                Some(interner.id(format!("indirect call at {}: {fact}", self.site_label(f, c.at))))
+                            }
                             _ => None,
                         };
                         for t in targets {

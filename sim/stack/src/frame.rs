@@ -527,7 +527,9 @@ pub(crate) fn function_stack(
                 // From a constant address (a function pointer, struct slot or table the
                 // analysis can read), else from a slot of a pointer (a vtable method).
                 let v = match (state.regs[usize::from(m.base)], m.index) {
-                    (Some(Val::Const(c)), None) => Some(Val::Loaded(Loaded::Word { addr: (c as u32).wrapping_add(m.offset as u32) })),
+                    (Some(Val::Const(c)), None) => {
+                        Some(Val::Loaded(Loaded::Word { addr: (c as u32).wrapping_add(m.offset as u32) }))
+                    }
                     (Some(Val::Const(c)), Some(_)) => Some(Val::Loaded(Loaded::Table { base: c as u32 })),
                     (_, None) if m.offset >= 0 => Some(Val::Slot(m.offset as u32)),
                     _ => None,

@@ -96,9 +96,9 @@ fn without_annotations_recursion_and_alloca_are_unbounded_and_listed() {
     assert!(matches!(reset.bound, Bound::Unbounded { .. }), "{:?}", reset.bound);
     assert!(matches!(r.msp, Bound::Unbounded { .. }));
     assert!(!r.unresolved.is_empty());
-    assert!(r.unresolved.iter().all(|u| ["recursion:", "indirect:", "frames:"]
-        .iter()
-        .any(|k| u.annotation.starts_with(k))));
+    assert!(
+        r.unresolved.iter().all(|u| ["recursion:", "indirect:", "frames:"].iter().any(|k| u.annotation.starts_with(k)))
+    );
     // The recursion and the alloca, each with its entry, in one run.
     assert!(r.unresolved.iter().any(|u| u.annotation.starts_with("recursion:")), "{:?}", r.unresolved);
     assert!(r.unresolved.iter().any(|u| u.annotation.starts_with("frames:")), "{:?}", r.unresolved);
