@@ -211,25 +211,54 @@ impl StackReport {
     /// BYTES with the facts, and the run resolves all of them at once. Empty when nothing is
     /// unresolved.
     pub fn annotation_template(&self) -> String {
+        use std::collections::{BTreeMap, BTreeSet};
         use std::fmt::Write as _;
+        // `site: "f@N"` entries that cover every indirect call of f become one `site: "f"`.
+        let mut ordinals: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+        for u in &self.unresolved {
+            if let Some((f, n)) = site_ordinal(&u.annotation) {
+                ordinals.entry(f).or_default().insert(n);
+            }
+        }
+        let whole: BTreeSet<&str> = ordinals
+            .iter()
+            .filter(|(f, ns)| {
+                let sites = self.functions.iter().find(|g| g.name == **f || g.demangled == **f).map_or(0, |g| {
+                    g.calls.iter().filter(|c| matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail)).count()
+                });
+                sites > 1 && ns.len() == sites && ns.iter().copied().eq(1..=sites)
+            })
+            .map(|(f, _)| *f)
+            .collect();
         let mut s = String::new();
         for key in ["recursion", "indirect", "frames"] {
-            let mut seen = std::collections::BTreeSet::new();
-            let mut first = true;
+            // Entries in order of first appearance, each with everything it resolves.
+            let mut groups: Vec<(String, Vec<&Unresolved>)> = Vec::new();
             for u in &self.unresolved {
-                let Some((k, entry)) = u.entry() else { continue };
-                if k != key || !seen.insert(entry.clone()) {
+                let Some((k, mut entry)) = u.entry() else { continue };
+                if k != key {
                     continue;
                 }
-                if first {
-                    let _ = writeln!(s, "{key}:");
-                    first = false;
+                if let Some((f, _)) = site_ordinal(&u.annotation).filter(|(f, _)| whole.contains(f)) {
+                    entry = format!("  - {{ site: \"{f}\", targets: [TARGET] }}");
                 }
-                for (n, line) in u.what.lines().enumerate() {
-                    let _ = writeln!(s, "  {} {line}", if n == 0 { "#" } else { "#  " });
+                match groups.iter_mut().find(|(e, _)| *e == entry) {
+                    Some((_, us)) => us.push(u),
+                    None => groups.push((entry, vec![u])),
                 }
-                if !u.cycle.is_empty() {
-                    let _ = writeln!(s, "  #   calls: {}", u.cycle.join("; "));
+            }
+            if groups.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "{key}:");
+            for (entry, us) in groups {
+                for u in us {
+                    for (n, line) in u.what.lines().enumerate() {
+                        let _ = writeln!(s, "  {} {line}", if n == 0 { "#" } else { "#  " });
+                    }
+                    if !u.cycle.is_empty() {
+                        let _ = writeln!(s, "  #   calls: {}", u.cycle.join("; "));
+                    }
                 }
                 let _ = writeln!(s, "{entry}");
             }
@@ -294,4 +323,12 @@ impl StackReport {
         }
         s
     }
+}
+
+/// The function and ordinal of an `indirect: [{ site: "f@N", ... }]` annotation.
+fn site_ordinal(annotation: &str) -> Option<(&str, usize)> {
+    let rest = annotation.strip_prefix("indirect: [{ site: \"")?;
+    let site = &rest[..rest.find('"')?];
+    let (f, n) = site.rsplit_once('@')?;
+    Some((f, n.parse().ok()?))
 }

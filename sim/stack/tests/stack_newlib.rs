@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use mcubench_elf::ElfImage;
+use mcubench_stack::annotations::AnnotationFile;
 use mcubench_stack::{StackOptions, analyze};
 
 /// The corpus directory, built once per test binary.
@@ -96,5 +97,31 @@ fn a_pack_for_another_library_version_is_reported_not_applied() {
     assert!(reset.bound.bytes().is_none(), "{:?}", reset.bound);
     let cycles = r.unresolved.iter().filter(|u| !u.cycle.is_empty()).count();
     assert!(cycles >= 3, "{cycles} cycles listed:\n{}", r.annotation_template());
-    println!("{}", r.annotation_template());
+    let t = r.annotation_template();
+    println!("{t}");
+    // Filled in with what newlib's sources say (the facts the pack would have given) and
+    // pasted, the one run's entries bound the firmware.
+    let hooks = "[__swrite, __sseek, __sread, __sclose]";
+    let filled = t
+        .replace("DEPTH", "2")
+        .replace(
+            "{ site: \"__sflush_r\", targets: [TARGET] }",
+            &format!("{{ site: \"__sflush_r\", targets: {hooks} }}"),
+        )
+        .replace(
+            "{ site: \"_fclose_r@1\", targets: [TARGET] }",
+            &format!("{{ site: \"_fclose_r@1\", targets: {hooks} }}"),
+        )
+        .replace(
+            "{ site: \"_fwalk_reent@1\", targets: [TARGET] }",
+            "{ site: \"_fwalk_reent@1\", targets: [_fflush_r, _fclose_r] }",
+        );
+    assert!(!filled.contains("TARGET"), "{filled}");
+    let file = AnnotationFile::parse(Path::new("other-version.stack.yaml"), &filled).expect("parses");
+    let (annotations, _) = file.resolve(&image).expect("resolves");
+    let r = analyze(&image, &StackOptions { annotations, ..StackOptions::default() }).expect("decoder");
+    let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
+    assert!(reset.bound.bytes().is_some(), "{}", r.to_text(&[]));
+    assert!(r.unresolved.is_empty(), "{}", r.annotation_template());
+    println!("pasted and filled in: reset {:?} B", reset.bound.bytes());
 }
