@@ -592,6 +592,25 @@ mod tests {
     }
 
     #[test]
+    fn indirect_entries_take_a_site_or_a_via() {
+        let f = AnnotationFile::parse(
+            Path::new("h.stack.yaml"),
+            "indirect:\n  - { site: \"f@1\", targets: [a] }\n  - { via: malloc_hook, targets: [pool_alloc] }\n",
+        )
+        .expect("parses");
+        assert_eq!(f.indirect[1].via.as_deref(), Some("malloc_hook"));
+        assert_eq!(f.indirect[1].site, None);
+        for (text, line) in [
+            ("recursion: {a: 1}\nindirect:\n  - { site: f, via: h, targets: [a] }\n", 3),
+            ("indirect:\n  - { site: f, targets: [a] }\n  - targets: [a]\n", 3),
+        ] {
+            let e = AnnotationFile::parse(Path::new("h.stack.yaml"), text).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("h.stack.yaml:{line}:")), "{e}");
+            assert!(e.contains("exactly one of `site`"), "{e}");
+        }
+    }
+
+    #[test]
     fn parses_all_sections() {
         let f = AnnotationFile::parse(
             Path::new("a.yaml"),
