@@ -965,6 +965,12 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         });
     }
     out.calls = calls.into_values().collect();
+    if out.calls.iter().any(|c| matches!(c.kind, CallKind::Tail { .. } | CallKind::IndirectTail)) {
+        // A tail call's callee returns to whoever called this code: its scratch registers.
+        for r in [0u8, 1, 2, 3, 12, 14] {
+            written |= 1 << r;
+        }
+    }
     out.entry_depths = want
         .iter()
         .filter_map(|a| match states.get(a)?.sp {

@@ -55,6 +55,8 @@ fn bl_to_local_labels_calls_a_local_subroutine() {
     let r = report("localsub", Annotations::default());
     let text = r.to_text(&[]);
     assert_eq!(frame_of(&r, "leaf"), Frame::Known { bytes: 8 }, "{text}");
+    // A `bl` whose target pops the caller's frame is a far branch, not a subroutine.
+    assert_eq!(frame_of(&r, "far_jump"), Frame::Known { bytes: 8 }, "{text}");
     // work's own frame takes in its local subroutines: max(16, 16 + 12, 24 + 12, 24 + 24).
     assert_eq!(frame_of(&r, "work"), Frame::Known { bytes: 48 }, "{text}");
     assert_eq!(bytes_of(&r, "work"), Bound::Exact { bytes: 56 }, "{text}");

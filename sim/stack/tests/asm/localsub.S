@@ -16,7 +16,10 @@
  *                  of leaf becomes work's call at depth 24 + 24 = 48
  *                  frame (own code and local subroutines): max(16, 28, 36, 48) = 48
  *                  bound: 48 + leaf 8                              = 56
- *   Reset_Handler  bl work at depth 0: 0 + 56                       = 56
+ *   far_jump       push {r4, lr} = 8; its `bl 2f` is the Thumb-1 far branch LLVM emits:
+ *                  the block pops the caller's frame and returns, so it is no subroutine
+ *                  and is followed as a jump                        =  8
+ *   Reset_Handler  bl work, bl far_jump at depth 0: max(56, 8)       = 56
  *   MSP            no other vector (the table's symbol size is 8 B): 56
  */
     .syntax unified
@@ -49,7 +52,17 @@ leaf:
     .type Reset_Handler, %function
 Reset_Handler:
     bl      work
+    bl      far_jump
     b       .
+
+    .type far_jump, %function
+far_jump:
+    push    {r4, lr}
+    cbz     r0, 1f
+    bl      2f
+1:  pop     {r4, pc}
+2:  adds    r0, #1
+    pop     {r4, pc}
 
     .type work, %function
 work:
