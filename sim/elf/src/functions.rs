@@ -2,8 +2,9 @@
 //!
 //! A function is a Thumb code range that starts at a function symbol:
 //! - `STT_FUNC` symbols in executable sections, with `st_size` when it is non-zero;
-//! - a size-0 function (assembly without `.size`) ends at the next function start, the next
-//!   `$d` mapping symbol or the end of its section, whichever comes first;
+//! - a size-0 function (assembly without `.size`) ends at the next function start or the end of
+//!   its section, whichever comes first, less the data (`$d`) that runs up to that end:
+//!   literal pools inside it (`.ltorg` between its instructions, followed by `$t`) stay inside;
 //! - symbols at the same address are aliases of one function (a global name wins for display);
 //! - a function symbol that starts inside another one (libgcc's `__aeabi_l2d` inside
 //!   `__aeabi_ul2d`) is a function of its own; the outer function's range still covers it.
@@ -129,8 +130,13 @@ impl FunctionMap {
                 (start.saturating_add(size).min(section_end), true)
             } else {
                 let next_fn = starts.get(k + 1).copied().unwrap_or(u32::MAX);
-                let next_data = data.iter().find(|d| d.start > start).map_or(u32::MAX, |d| d.start);
-                (next_fn.min(next_data).min(section_end), false)
+                let mut end = next_fn.min(section_end);
+                // Data that runs up to the end (constants after the last instruction, with no
+                // `$t` after them) is not the function's; a pool followed by code is.
+                if let Some(d) = data.iter().find(|d| d.start > start && d.start < end && d.end >= end) {
+                    end = d.start;
+                }
+                (end, false)
             };
             let mut aliases: Vec<String> = syms[1..].iter().map(|s| s.name.clone()).collect();
             aliases.dedup();

@@ -16,7 +16,7 @@ use crate::report::Unresolved;
 #[derive(Debug, Default)]
 pub(crate) struct Taken {
     /// Every function whose Thumb address appears as an aligned word in loaded data (other than
-    /// the vector table: its handlers are roots), in a literal pool (`$d`) of the code, or as a
+    /// the vector table's extent: its handlers are roots), in a literal pool (`$d`) of the code, or as a
     /// `movw`/`movt` constant.
     pub(crate) all: BTreeSet<u32>,
     /// Those whose address appears somewhere other than a method slot of a Rust vtable.
@@ -57,15 +57,17 @@ fn vtables(words: &[(u32, u32)], is_fn: &dyn Fn(u32) -> bool) -> Vec<Vec<(u32, u
     out
 }
 
-pub(crate) fn address_taken(image: &ElfImage, fmap: &FunctionMap, functions: &[FunctionStack]) -> Taken {
-    let vt = image.vector_table();
+/// `vectors`: the vector table's extent, whose words are roots, not address-taken functions.
+pub(crate) fn address_taken(
+    image: &ElfImage,
+    fmap: &FunctionMap,
+    functions: &[FunctionStack],
+    vectors: Option<&crate::exception::VectorExtent>,
+) -> Taken {
     let is_fn = |w: u32| w & 1 == 1 && fmap.at(w).is_some();
     let mut taken = Taken::default();
     for s in image.sections() {
         if !s.alloc || s.nobits || s.size < 4 {
-            continue;
-        }
-        if vt.as_ref().is_some_and(|v| v.section == s.name) {
             continue;
         }
         let data = image.section_data(s);
@@ -74,6 +76,10 @@ pub(crate) fn address_taken(image: &ElfImage, fmap: &FunctionMap, functions: &[F
         let mut words = Vec::new();
         while (off as usize) + 4 <= data.len() {
             let addr = base + off;
+            if vectors.is_some_and(|v| v.contains(addr)) {
+                off += 4;
+                continue;
+            }
             if !s.exec || fmap.is_data(addr) {
                 let o = off as usize;
                 words.push((addr, u32::from_le_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]])));

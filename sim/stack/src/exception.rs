@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use mcubench_elf::ElfImage;
 pub use mcubench_thumb::Arch;
 
 use crate::bound::{Interner, Node, add_bytes, to_bound};
@@ -55,21 +56,83 @@ pub fn exception_frame(arch: Arch, fpu: bool, security: bool) -> u32 {
 /// handler's node (by function index).
 type Roots = (Vec<RootBound>, Option<Node>, Vec<(usize, Node)>);
 
+/// Most vector-table entries a core of `arch` can use: 16 system vectors (the initial SP
+/// among them) and its largest number of external interrupts. ARMv6-M: 32 (ARMv6-M ARM
+/// B3.4, NVIC); ARMv7-M cores: 240 (Cortex-M3/M4/M7 TRMs, "1 to 240 interrupts"); ARMv8-M
+/// Mainline: 480 (Armv8-M ARM B3.4 / Cortex-M33 TRM, "up to 480 interrupts").
+pub fn max_vectors(arch: Arch) -> u32 {
+    16 + match arch {
+        Arch::V6M => 32,
+        Arch::V7M | Arch::V7EM => 240,
+        Arch::V8MMain => 480,
+    }
+}
+
+/// The vector table as far as it really goes: where it is and its handler entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VectorExtent {
+    /// Run-time address of the table (its section's start).
+    pub(crate) address: u32,
+    /// Words the table spans, the initial SP included.
+    pub(crate) words: u32,
+    /// (vector number, word) of every entry that is a Thumb address in executable code.
+    pub(crate) handlers: Vec<(u32, u32)>,
+}
+
+impl VectorExtent {
+    pub(crate) fn contains(&self, addr: u32) -> bool {
+        addr >= self.address && u64::from(addr) < u64::from(self.address) + 4 * u64::from(self.words)
+    }
+}
+
+/// The vector table's extent: the size of a data symbol at its start (`g_pfnVectors`,
+/// `__isr_vector`), else its section's size, either capped at [`max_vectors`]; past the 16
+/// system vectors, without a symbol size, it ends at the first word that is neither 0 (a
+/// reserved or unused vector) nor a Thumb address in executable code, so that constants or
+/// literal pools after a short table, or the code after a table placed at the start of
+/// `.text`, are never read as handlers. Among the system vectors other words are skipped
+/// (some parts keep a checksum in a reserved vector).
+pub(crate) fn vector_extent(image: &ElfImage, arch: Arch) -> Option<VectorExtent> {
+    let vt = image.vector_table()?;
+    let section = image.section_by_name(&vt.section)?;
+    let data = image.section_data(section);
+    let address = u32::try_from(section.vma).ok()?;
+    let symbol_words = image
+        .symbols()
+        .iter()
+        .filter(|s| s.section_index == Some(section.index) && s.address == section.vma && s.size >= 8)
+        .filter(|s| s.kind != mcubench_elf::SymbolKind::Function)
+        .map(|s| s.size / 4)
+        .max();
+    let limit = u64::from(max_vectors(arch)).min(symbol_words.unwrap_or(section.size / 4)).min(data.len() as u64 / 4);
+    let is_code = |w: u32| {
+        w & 1 == 1
+            && image.sections().iter().any(|s| s.alloc && s.exec && !s.nobits && s.contains_vma(u64::from(w & !1)))
+    };
+    let mut handlers = Vec::new();
+    let mut words = limit as u32;
+    for k in 1..limit as u32 {
+        let o = 4 * k as usize;
+        let w = u32::from_le_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
+        if is_code(w) {
+            handlers.push((k, w));
+        } else if w != 0 && symbol_words.is_none() && k >= 16 {
+            words = k;
+            break;
+        }
+    }
+    Some(VectorExtent { address, words, handlers })
+}
+
 impl CallGraph<'_> {
     /// Roots: the reset handler and every other vector-table handler (each function once).
     pub(crate) fn roots(&self, nodes: &[Node], interner: &Interner) -> Roots {
         let mut roots = Vec::new();
         let mut handler_bounds: Vec<(usize, Node)> = Vec::new();
         let mut reset_node: Option<Node> = None;
-        if let Some(vt) = self.image.vector_table() {
-            let section = self.image.section_by_name(&vt.section);
-            let count = section.map_or(0, |s| s.size / 4) as u32;
+        if let Some(vt) = vector_extent(self.image, self.options.arch) {
             let mut seen = BTreeSet::new();
-            for k in 1..count {
-                let Some(w) = self.image.word_at(vt.address + u64::from(k) * 4) else { break };
-                if w == 0 || w & 1 == 0 {
-                    continue;
-                }
+            for (k, w) in vt.handlers {
                 let Some(i) = self.index_of(w) else { continue };
                 if k != 1 && !seen.insert(i) {
                     continue;

@@ -95,6 +95,16 @@ pub struct FunctionStack {
     /// a tail call into the rest of this function. Only addresses its own paths reach.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entry_depths: Vec<(u32, u32)>,
+    /// Instructions that hand the core over to other code with a new stack (`msr msp, rX`
+    /// or `mov sp, rX` followed by an indirect jump: a bootloader starting its
+    /// application): paths end there, leaving the analysed program.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handoffs: Vec<u32>,
+    /// For a frame divergent only because an SP loop's trip count is not a constant the code
+    /// shows: (trip count assumed for every such loop, frame in bytes) for the counts where
+    /// SP balances at every return, the candidates for a `frames:` annotation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frame_candidates: Vec<(u32, u32)>,
 }
 
 /// ARM semihosting operations that do not return: SYS_EXIT (0x18) and SYS_EXIT_EXTENDED (0x20).
@@ -395,6 +405,98 @@ fn table_targets(
     Ok(targets)
 }
 
+/// Most local subroutines nested in one another (`bl` to a label whose code `bl`s to another
+/// label): deeper is taken as recursion, which no frame bounds.
+const MAX_SUBROUTINE_NESTING: u32 = 8;
+/// Most iterations simulated to find an SP loop's trip count; a loop that runs longer is
+/// treated as one whose count the code does not show.
+const MAX_LOOP_TRIPS: u32 = 1 << 16;
+/// Trip counts tried for an SP loop whose count the code does not show: the frame for each
+/// is offered as an annotation candidate.
+const CANDIDATE_TRIPS: std::ops::RangeInclusive<u32> = 1..=4;
+
+/// A function's (or a subroutine's) instructions, decode errors and IT blocks.
+struct Decoded {
+    insns: BTreeMap<u32, Insn>,
+    errors: BTreeMap<u32, String>,
+    its: HashMap<u32, std::rc::Rc<ItBlock>>,
+}
+
+/// A local subroutine walked: its entry and the trip count assumed for unknown SP loops.
+type SubKey = (u32, Option<u32>);
+
+/// What one analysis of a function needs, with the code ranges decoded so far and the local
+/// subroutines walked so far (a helper `bl`ed ten times is walked once).
+struct Cx<'a> {
+    image: &'a ElfImage,
+    fmap: &'a FunctionMap,
+    source: &'a dyn InsnSource,
+    decoded: std::cell::RefCell<HashMap<(u32, u32), std::rc::Rc<Decoded>>>,
+    subs: std::cell::RefCell<HashMap<SubKey, std::rc::Rc<Walked>>>,
+}
+
+impl Cx<'_> {
+    fn decoded(&self, f: &Function) -> std::rc::Rc<Decoded> {
+        if let Some(d) = self.decoded.borrow().get(&(f.start, f.end)) {
+            return d.clone();
+        }
+        let (insns, errors) = decode_function(self.image, self.fmap, f, self.source);
+        let its = it_blocks(&insns);
+        let d = std::rc::Rc::new(Decoded { insns, errors, its });
+        self.decoded.borrow_mut().insert((f.start, f.end), d.clone());
+        d
+    }
+
+    /// The code range a local subroutine at `target` (`bl` to a label that is no function's
+    /// start) runs in: the calling function's when the label is inside it, else the function
+    /// whose body holds it, else from the label to the next function, data or section end
+    /// (assembly helpers placed before the first typed function of a file).
+    fn subroutine_range(&self, f: &Function, target: u32) -> Option<Function> {
+        if f.contains(target) {
+            return Some(f.clone());
+        }
+        if let Some(g) = self.fmap.containing(target) {
+            return Some(g.clone());
+        }
+        let section = self.image.sections().iter().find(|s| s.alloc && s.exec && s.contains_vma(u64::from(target)))?;
+        let section_end = u32::try_from(section.vma.saturating_add(section.size)).unwrap_or(u32::MAX);
+        let fs = self.fmap.functions();
+        let next_fn = fs.get(fs.partition_point(|g| g.start <= target)).map_or(u32::MAX, |g| g.start);
+        let next_data = self.fmap.next_data(target).map_or(u32::MAX, |d| d.start);
+        let end = section_end.min(next_fn).min(next_data);
+        (end > target).then(|| Function {
+            name: f.name.clone(),
+            demangled: f.demangled.clone(),
+            aliases: Vec::new(),
+            start: target,
+            end,
+            sized: false,
+            section_index: section.index,
+            thumb: true,
+        })
+    }
+}
+
+/// The result of walking a function or a local subroutine.
+struct Walked {
+    stack: FunctionStack,
+    /// A return with SP not where it was at entry: the code is no subroutine (the Thumb-1 far
+    /// branch LLVM emits as `bl` to a block of the same function).
+    unbalanced: bool,
+    /// An SP loop whose trip count the code does not show made the frame divergent.
+    unknown_loop: bool,
+    /// Registers the code may write (bit per register), callees' scratch registers included.
+    written: u16,
+}
+
+/// How a walk runs: in a function (`nest` 0) or a local subroutine nested `nest` deep, and the
+/// trip count assumed for SP loops whose count the code does not show (candidates only).
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    nest: u32,
+    trips: Option<u32>,
+}
+
 /// Frame and call sites of `f`; `want`: addresses inside `f` whose frame depth to record in
 /// [`FunctionStack::entry_depths`] (targets of other functions' branches into its body).
 pub(crate) fn function_stack(
@@ -404,6 +506,27 @@ pub(crate) fn function_stack(
     source: &dyn InsnSource,
     want: &[u32],
 ) -> FunctionStack {
+    let cx = Cx { image, fmap, source, decoded: Default::default(), subs: Default::default() };
+    let w = walk(&cx, f, f.start, Mode { nest: 0, trips: None }, want);
+    let mut out = w.stack;
+    if w.unknown_loop && matches!(out.frame, Frame::Divergent { .. }) {
+        // The frame for each trip count (the same for every such loop of the function: a
+        // buffer pushed n times is popped n times), where SP then balances: paste-ready
+        // candidates for a `frames:` annotation.
+        cx.subs.borrow_mut().clear();
+        for n in CANDIDATE_TRIPS {
+            let c = walk(&cx, f, f.start, Mode { nest: 0, trips: Some(n) }, &[]);
+            if let Frame::Known { bytes } = c.stack.frame {
+                out.frame_candidates.push((n, bytes));
+            }
+        }
+    }
+    out
+}
+
+/// SP tracked along every path of `f` from `entry`.
+fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
+    let (image, fmap) = (cx.image, cx.fmap);
     let mut out = FunctionStack {
         name: f.name.clone(),
         demangled: f.demangled.clone(),
@@ -413,25 +536,33 @@ pub(crate) fn function_stack(
         calls: Vec::new(),
         address_consts: Vec::new(),
         entry_depths: Vec::new(),
+        handoffs: Vec::new(),
+        frame_candidates: Vec::new(),
     };
+    let mut walked = Walked { stack: out.clone(), unbalanced: false, unknown_loop: false, written: 0 };
     let mut address_consts = BTreeSet::new();
     if !f.thumb {
         out.frame = Frame::Unknown { at: f.start, detail: "ARM-state code (not executable on Cortex-M)".into() };
-        return out;
+        walked.stack = out;
+        return walked;
     }
-    let (insns, errors) = decode_function(image, fmap, f, source);
-    let its = it_blocks(&insns);
+    let decoded = cx.decoded(f);
+    let (insns, errors, its) = (&decoded.insns, &decoded.errors, &decoded.its);
     let mut states: HashMap<u32, State> = HashMap::new();
-    let mut work: Vec<u32> = vec![f.start];
-    states.insert(f.start, State { sp: Sp::Known(0), regs: [None; 16] });
+    let mut work: Vec<u32> = vec![entry];
+    states.insert(entry, State { sp: Sp::Known(0), regs: [None; 16] });
     // Bytes below entry SP. An offset of i32::MIN (2 GiB) has no i32 negation: unsigned_abs.
     let mut max_depth: u32 = 0;
     let mut dynamic_at: Option<u32> = None;
     let mut failure: Option<Frame> = None;
-    let mut calls: BTreeMap<(u32, u8), CallSite> = BTreeMap::new();
-    // SP offsets at BLs to a label inside the function, and `bx lr` returns with a frame live.
+    // Keyed by (address, kind tag, address of the site inside a local subroutine or 0).
+    let mut calls: BTreeMap<(u32, u8, u32), CallSite> = BTreeMap::new();
+    // SP offsets at BLs followed as jumps inside the function, and `bx lr` returns with a
+    // frame live.
     let mut local_call_sps: BTreeSet<i32> = BTreeSet::new();
     let mut local_returns: Vec<(u32, i32)> = Vec::new();
+    let mut handoffs: BTreeSet<u32> = BTreeSet::new();
+    let mut written: u16 = 0;
 
     let depth_of = |sp: Sp| match sp {
         Sp::Known(o) => o.min(0).unsigned_abs(),
@@ -451,6 +582,7 @@ pub(crate) fn function_stack(
             failure.get_or_insert(Frame::Unknown { at: addr, detail });
             continue;
         };
+        written |= insn.writes.0;
         // Inside an IT block whose flags stay fixed, only the first instruction is a two-way
         // choice: the ones after it are reached only on the path where they execute.
         let cond = insn.conditional && its.get(&addr).is_none_or(|b| b.insns[0].0 == addr);
@@ -460,6 +592,20 @@ pub(crate) fn function_stack(
             (SpEffect::Dynamic, Some(d)) => SpEffect::Adjust(d),
             (e, _) => e,
         };
+        // SP set from a value the code does not show, then an indirect jump with no stack use
+        // in between: a hand-off to other code (a bootloader starting the application), which
+        // leaves the analysed program: the path ends here.
+        let unknown_sp = match sp_effect {
+            SpEffect::Dynamic => true,
+            SpEffect::FromReg { reg, .. } => {
+                !matches!(state.regs.get(usize::from(reg)).copied().flatten(), Some(Val::Sp(_)))
+            }
+            _ => false,
+        };
+        if unknown_sp && !insn.conditional && is_handoff(insns, insn) {
+            handoffs.insert(addr);
+            continue;
+        }
         match sp_effect {
             SpEffect::None => {}
             SpEffect::Adjust(d) => {
@@ -579,10 +725,10 @@ pub(crate) fn function_stack(
             Some(Val::Const(c)) if c & 1 == 1 && fmap.at(c as u32).is_some() => Some(c as u32 & !1),
             _ => None,
         });
-        let mut add_call = |kind: CallKind, depth: u32, tag: u8| {
+        let add_call = |calls: &mut BTreeMap<(u32, u8, u32), CallSite>, kind: CallKind, depth: u32, tag: u8| {
             let indirect = matches!(kind, CallKind::Indirect | CallKind::IndirectTail);
             let (slot, loaded_from) = if indirect { (slot, loaded_from) } else { (None, None) };
-            calls.entry((addr, tag)).or_insert(CallSite { at: addr, depth, kind, slot, loaded_from });
+            calls.entry((addr, tag, 0)).or_insert(CallSite { at: addr, depth, kind, slot, loaded_from });
         };
         let cond_state = state.clone();
         match insn.flow {
@@ -594,26 +740,134 @@ pub(crate) fn function_stack(
             Flow::Next => succ.push((fall, next.clone())),
             Flow::Branch { target } => {
                 if f.contains(target) && !fmap.is_data(target) {
-                    succ.push((target, next.clone()));
+                    // A loop's back edge that moves SP (`ldmia sp!` popping a buffer in a
+                    // counted loop): summarised by its trip count when the code shows it.
+                    let back = match states.get(&target) {
+                        Some(head) if cond && target <= addr && head.sp != next.sp => {
+                            Some(sp_loop(insns, target, insn, head, &next, mode.trips))
+                        }
+                        _ => None,
+                    };
+                    match back {
+                        Some(LoopOutcome::Summary { exit, deepest }) => {
+                            max_depth = max_depth.max(deepest.min(0).unsigned_abs());
+                            succ.push((skip_fall, exit));
+                        }
+                        Some(LoopOutcome::UnknownCount { delta }) => {
+                            walked.unknown_loop = true;
+                            failure.get_or_insert(Frame::Divergent {
+                                at: target,
+                                detail: format!(
+                                    "the loop at 0x{target:08x}..0x{addr:08x} moves SP by {delta:+} B per iteration \
+                                     and its trip count is not a constant the code shows"
+                                ),
+                            });
+                            continue 'work;
+                        }
+                        Some(LoopOutcome::NotLoop) | None => {
+                            succ.push((target, next.clone()));
+                            if cond {
+                                succ.push((skip_fall, cond_state.clone()));
+                            }
+                        }
+                    }
                 } else {
-                    add_call(CallKind::Tail { target }, depth_of(next.sp), 0);
-                }
-                if cond {
-                    succ.push((skip_fall, cond_state.clone()));
+                    add_call(&mut calls, CallKind::Tail { target }, depth_of(next.sp), 0);
+                    if cond {
+                        succ.push((skip_fall, cond_state.clone()));
+                    }
                 }
             }
-            Flow::Call { target } if f.contains(target) && target != f.start && !fmap.is_data(target) => {
-                // BL inside the function: the Thumb-1 far branch LLVM emits (`tBfar`) to a
-                // block of the same function, or a call of a local subroutine (libgcc's
-                // `bleq Lml_s` in `__muldf3`, whose `bx lr` returns here). Follow it as a jump
-                // and, conservatively, the fall-through as well.
-                if let Sp::Known(o) = next.sp {
-                    local_call_sps.insert(o);
-                }
-                succ.push((target, next.clone()));
-                succ.push((fall, next.clone()));
-                if cond {
-                    succ.push((skip_fall, cond_state.clone()));
+            Flow::Call { target } if fmap.at(target).is_none() && !fmap.is_data(target) => {
+                // BL to a label that starts no function: a local subroutine (assembly helpers
+                // reached with `bl label`, libgcc's `bleq Lml_s` in `__muldf3`) whose return
+                // comes back here; walked on its own from the label, its frame and calls
+                // count at this depth.
+                let depth = depth_of(next.sp);
+                let sub = if mode.nest >= MAX_SUBROUTINE_NESTING {
+                    None
+                } else {
+                    cx.subroutine_range(f, target).map(|range| {
+                        let key = (target, mode.trips);
+                        let memo = cx.subs.borrow().get(&key).cloned();
+                        memo.unwrap_or_else(|| {
+                            let w = std::rc::Rc::new(walk(
+                                cx,
+                                &range,
+                                target,
+                                Mode { nest: mode.nest + 1, trips: mode.trips },
+                                &[],
+                            ));
+                            cx.subs.borrow_mut().insert(key, w.clone());
+                            w
+                        })
+                    })
+                };
+                match sub {
+                    Some(s) if !s.unbalanced => {
+                        written |= s.written;
+                        walked.unknown_loop |= s.unknown_loop;
+                        match &s.stack.frame {
+                            Frame::Known { bytes } | Frame::Dynamic { bytes, .. } => {
+                                if let Frame::Dynamic { at, .. } = s.stack.frame {
+                                    dynamic_at.get_or_insert(at);
+                                }
+                                match depth.checked_add(*bytes) {
+                                    Some(d) => max_depth = max_depth.max(d),
+                                    None => {
+                                        dynamic_at.get_or_insert(addr);
+                                    }
+                                }
+                            }
+                            other => {
+                                failure.get_or_insert(other.clone());
+                            }
+                        }
+                        for c in &s.stack.calls {
+                            // Sites outside this function are keyed by the BL that reaches them.
+                            let at = if f.contains(c.at) { c.at } else { addr };
+                            let site = CallSite { at, depth: depth.saturating_add(c.depth), ..c.clone() };
+                            calls.entry((at, 2, c.at)).or_insert(site);
+                        }
+                        address_consts.extend(s.stack.address_consts.iter().copied());
+                        handoffs.extend(s.stack.handoffs.iter().copied().filter(|a| f.contains(*a)));
+                        if cond {
+                            succ.push((skip_fall, cond_state.clone()));
+                        }
+                        let mut after = next.clone();
+                        for r in 0..16usize {
+                            if s.written & (1 << r) != 0 {
+                                after.regs[r] = None;
+                            }
+                        }
+                        succ.push((fall, after));
+                    }
+                    _ if f.contains(target) => {
+                        // Not a subroutine (its paths return with SP elsewhere): the Thumb-1
+                        // far branch LLVM emits (`tBfar`) to a block of the same function.
+                        // Follow it as a jump and, conservatively, the fall-through as well.
+                        if let Sp::Known(o) = next.sp {
+                            local_call_sps.insert(o);
+                        }
+                        succ.push((target, next.clone()));
+                        succ.push((fall, next.clone()));
+                        if cond {
+                            succ.push((skip_fall, cond_state.clone()));
+                        }
+                    }
+                    _ => {
+                        // A call into another function's body that is no subroutine: a call of
+                        // its rest (see `entry_depths`).
+                        add_call(&mut calls, CallKind::Call { target }, depth, 0);
+                        if cond {
+                            succ.push((skip_fall, cond_state.clone()));
+                        }
+                        let mut after = next.clone();
+                        for r in [0u8, 1, 2, 3, 12, 14] {
+                            after.regs[usize::from(r)] = None;
+                        }
+                        succ.push((fall, after));
+                    }
                 }
             }
             Flow::Call { .. } | Flow::CallIndirect { .. } => {
@@ -625,13 +879,14 @@ pub(crate) fn function_stack(
                 // ends the path: what follows it is not reached from here.
                 let returns = !matches!(kind, CallKind::Call { target }
                     if fmap.at(target).is_some_and(|g| crate::noreturn::reason(&g.name, &g.demangled).is_some()));
-                add_call(kind, depth_of(next.sp), 0);
+                add_call(&mut calls, kind, depth_of(next.sp), 0);
                 if cond {
                     succ.push((skip_fall, cond_state.clone()));
                 }
                 let mut after = next.clone();
                 for r in [0u8, 1, 2, 3, 12, 14] {
                     after.regs[usize::from(r)] = None;
+                    written |= 1 << r;
                 }
                 if returns {
                     succ.push((fall, after));
@@ -656,6 +911,7 @@ pub(crate) fn function_stack(
                     // inside the function calls one at this SP (checked when all are known).
                     local_returns.push((addr, o));
                 } else if next.sp != Sp::Known(0) && next.sp != Sp::Dynamic {
+                    walked.unbalanced = true;
                     failure.get_or_insert(Frame::Unknown {
                         at: addr,
                         detail: format!("returns with SP {:?} relative to entry", next.sp),
@@ -669,10 +925,10 @@ pub(crate) fn function_stack(
                 let target = literal.and_then(|l| image.word_at(u64::from(l)));
                 match (target, known_target) {
                     (Some(t), _) if t & 1 == 1 && fmap.at(t).is_some() => {
-                        add_call(CallKind::Tail { target: t & !1 }, depth_of(next.sp), 0)
+                        add_call(&mut calls, CallKind::Tail { target: t & !1 }, depth_of(next.sp), 0)
                     }
-                    (None, Some(t)) => add_call(CallKind::Tail { target: t }, depth_of(next.sp), 0),
-                    _ => add_call(CallKind::IndirectTail, depth_of(next.sp), 0),
+                    (None, Some(t)) => add_call(&mut calls, CallKind::Tail { target: t }, depth_of(next.sp), 0),
+                    _ => add_call(&mut calls, CallKind::IndirectTail, depth_of(next.sp), 0),
                 }
                 if cond {
                     succ.push((skip_fall, cond_state.clone()));
@@ -686,7 +942,7 @@ pub(crate) fn function_stack(
                     });
                     continue 'work;
                 };
-                match table_targets(image, fmap, &insns, insn, table, halfword, index, f) {
+                match table_targets(image, fmap, insns, insn, table, halfword, index, f) {
                     Ok(ts) => {
                         for t in ts {
                             succ.push((t, next.clone()));
@@ -724,12 +980,12 @@ pub(crate) fn function_stack(
                     // Straight after a semihosting call whose operation is not a known
                     // constant (newlib's `_kill_shared`: SYS_EXIT or SYS_EXIT_EXTENDED chosen at
                     // run time): the compiler knows it does not return.
-                    || after_semihosting(&insns, addr);
+                    || after_semihosting(insns, addr);
                 if after_call {
                     continue;
                 }
                 if fmap.at(t).is_some() {
-                    add_call(CallKind::Tail { target: t }, depth_of(s.sp), 1);
+                    add_call(&mut calls, CallKind::Tail { target: t }, depth_of(s.sp), 1);
                 } else {
                     failure.get_or_insert(Frame::Unknown {
                         at: addr,
@@ -740,12 +996,19 @@ pub(crate) fn function_stack(
         }
     }
     if let Some(&(at, o)) = local_returns.iter().find(|(_, o)| !local_call_sps.contains(o)) {
+        walked.unbalanced = true;
         failure.get_or_insert(Frame::Unknown {
             at,
             detail: format!("returns with SP {:?} relative to entry", Sp::Known(o)),
         });
     }
     out.calls = calls.into_values().collect();
+    if out.calls.iter().any(|c| matches!(c.kind, CallKind::Tail { .. } | CallKind::IndirectTail)) {
+        // A tail call's callee returns to whoever called this code: its scratch registers.
+        for r in [0u8, 1, 2, 3, 12, 14] {
+            written |= 1 << r;
+        }
+    }
     out.entry_depths = want
         .iter()
         .filter_map(|a| match states.get(a)?.sp {
@@ -754,6 +1017,7 @@ pub(crate) fn function_stack(
         })
         .collect();
     out.address_consts = address_consts.into_iter().collect();
+    out.handoffs = handoffs.into_iter().collect();
     out.frame = if let Some(fr) = failure {
         fr
     } else if let Some(at) = dynamic_at {
@@ -761,7 +1025,209 @@ pub(crate) fn function_stack(
     } else {
         Frame::Known { bytes: max_depth }
     };
-    out
+    walked.stack = out;
+    walked.written = written;
+    walked
+}
+
+/// An instruction that sets SP from a value the code does not show (`msr msp, rX`,
+/// `mov sp, rX`) is a hand-off when an indirect jump or call follows it within a few
+/// instructions that touch neither SP nor the stack (`ldr rY, [rX, #4]`, barriers): the
+/// bootloader sequence that starts an application with its own stack.
+fn is_handoff(insns: &BTreeMap<u32, Insn>, set_sp: &Insn) -> bool {
+    let mut at = set_sp.addr + u32::from(set_sp.len);
+    for _ in 0..8 {
+        let Some(i) = insns.get(&at) else { return false };
+        let uses_stack = i.sp != SpEffect::None
+            || i.writes.contains(mcubench_thumb::SP)
+            || i.mem.is_some_and(|m| m.base == mcubench_thumb::SP);
+        if i.conditional || uses_stack || is_semihosting(i) {
+            return false;
+        }
+        match i.flow {
+            Flow::JumpIndirect { .. } | Flow::CallIndirect { .. } => return true,
+            Flow::Next => at += u32::from(i.len),
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// What a back edge that moves SP is.
+enum LoopOutcome {
+    /// Not a loop this analysis summarises (its body branches, or SP moves by a run-time
+    /// amount): SP is divergent at its head, as for any join of different SPs.
+    NotLoop,
+    /// A loop whose trip count the code shows: the state after its last iteration and the
+    /// deepest SP offset any iteration reaches.
+    Summary { exit: State, deepest: i32 },
+    /// A straight-line loop that moves SP by `delta` per iteration a number of times the code
+    /// does not show (a register argument).
+    UnknownCount { delta: i32 },
+}
+
+/// The loop from `head` to the conditional branch `br` back to it, first entered in state
+/// `entry` and reaching `br` in state `after` (one iteration). Summarised when its body is
+/// straight-line code that moves SP by a constant, and its counter register is a constant at
+/// entry that the body adds an immediate to (`subs r3, #1`; `adds r3, #4; cmp r3, #64`):
+/// the trip count is found by running the counter through the branch's condition. `trips`
+/// overrides an unknown count (annotation candidates).
+fn sp_loop(
+    insns: &BTreeMap<u32, Insn>,
+    head: u32,
+    br: &Insn,
+    entry: &State,
+    after: &State,
+    trips: Option<u32>,
+) -> LoopOutcome {
+    let (Sp::Known(sp0), Sp::Known(sp1)) = (entry.sp, after.sp) else { return LoopOutcome::NotLoop };
+    let Some(cc) = br.mnemonic.trim_end_matches(".w").trim_end_matches(".n").strip_prefix('b') else {
+        return LoopOutcome::NotLoop;
+    };
+    // The body: straight-line, unconditional, SP moved only by constants.
+    let mut body: Vec<&Insn> = Vec::new();
+    let (mut rel, mut min_rel) = (0i32, 0i32);
+    let mut at = head;
+    while at < br.addr {
+        let Some(i) = insns.get(&at) else { return LoopOutcome::NotLoop };
+        if i.conditional || i.flow != Flow::Next || is_semihosting(i) {
+            return LoopOutcome::NotLoop;
+        }
+        match i.sp {
+            SpEffect::None => {}
+            SpEffect::Adjust(d) => {
+                let Some(r) = rel.checked_add(d) else { return LoopOutcome::NotLoop };
+                rel = r;
+                min_rel = min_rel.min(rel);
+            }
+            _ => return LoopOutcome::NotLoop,
+        }
+        body.push(i);
+        at += u32::from(i.len);
+    }
+    if at != br.addr || rel == 0 || sp0.checked_add(rel) != Some(sp1) {
+        return LoopOutcome::NotLoop;
+    }
+    let count = loop_count(&body, cc, entry);
+    let Some(n) = count.or(trips).filter(|n| *n > 0) else { return LoopOutcome::UnknownCount { delta: rel } };
+    // Deepest point: in the first iteration when the loop pops, in the last when it pushes.
+    let last = i32::try_from(n - 1).ok().and_then(|k| k.checked_mul(rel)).and_then(|x| sp0.checked_add(x));
+    let total = i32::try_from(n).ok().and_then(|k| k.checked_mul(rel)).and_then(|x| sp0.checked_add(x));
+    let (Some(last), Some(total)) = (last, total) else { return LoopOutcome::NotLoop };
+    let Some(deepest) = sp0.min(last).checked_add(min_rel) else { return LoopOutcome::NotLoop };
+    let mut exit = after.clone();
+    exit.sp = Sp::Known(total);
+    // Registers the body writes hold first-iteration values in `after`: forget them.
+    for i in &body {
+        for r in 0..16u8 {
+            if i.writes.contains(r) {
+                exit.regs[usize::from(r)] = None;
+            }
+        }
+    }
+    LoopOutcome::Summary { exit, deepest }
+}
+
+/// Trip count of a loop `body` closed by a branch on condition `cc`, entered in `entry`: its
+/// counter (the register of the last flag-setting instruction, `subs`/`adds`/`cmp`/`cmn` with
+/// an immediate) must be a constant at entry and change only by immediates in the body.
+fn loop_count(body: &[&Insn], cc: &str, entry: &State) -> Option<u32> {
+    let ops = |i: &Insn| -> Vec<String> { i.operands.split(',').map(|s| s.trim().to_string()).collect() };
+    let base = |i: &Insn| i.mnemonic.trim_end_matches(".w").trim_end_matches(".n").to_string();
+    let setter = body.iter().rposition(|i| sets_flags(&base(i)))?;
+    let so = ops(body[setter]);
+    let counter = parse_reg(so.first()?)?;
+    let Some(Val::Const(mut v)) = entry.regs[usize::from(counter)] else { return None };
+    // Each body instruction's effect on the counter: an immediate added (None: leaves it).
+    let mut steps: Vec<Option<i32>> = Vec::with_capacity(body.len());
+    for i in body {
+        if !i.writes.contains(counter) {
+            steps.push(None);
+            continue;
+        }
+        let o = ops(i);
+        let imm = match o.as_slice() {
+            [d, k] if parse_reg(d) == Some(counter) => parse_imm(k)?,
+            [d, n, k] if parse_reg(d) == Some(counter) && parse_reg(n) == Some(counter) => parse_imm(k)?,
+            _ => return None,
+        };
+        steps.push(Some(match base(i).as_str() {
+            "add" | "adds" | "addw" => imm,
+            "sub" | "subs" | "subw" => imm.checked_neg()?,
+            _ => return None,
+        }));
+    }
+    let setter_base = base(body[setter]);
+    let compare_imm = match (setter_base.as_str(), so.as_slice()) {
+        ("cmp", [_, k]) => Some(-parse_imm(k)?),
+        ("cmn", [_, k]) => Some(parse_imm(k)?),
+        ("adds" | "subs", _) => None,
+        _ => return None,
+    };
+    for n in 1..=MAX_LOOP_TRIPS {
+        let mut flags = None;
+        for (k, step) in steps.iter().enumerate() {
+            let before = v;
+            if let Some(d) = step {
+                v = v.wrapping_add(*d);
+            }
+            if k == setter {
+                // The flags of `before + d` (adds/subs) or `v + imm` (cmn/cmp).
+                let (x, d) = match (compare_imm, step) {
+                    (Some(c), _) => (v, c),
+                    (None, Some(d)) => (before, *d),
+                    (None, None) => return None,
+                };
+                flags = Some(add_flags(x, d));
+            }
+        }
+        if !cond_holds(cc, flags?)? {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// N, Z, C, V of `x + d` computed as the core does: `d` < 0 is a subtraction of `-d`
+/// (C = no borrow). ARMv7-M ARM A2.2.1 (AddWithCarry).
+fn add_flags(x: i32, d: i32) -> (bool, bool, bool, bool) {
+    let r = x.wrapping_add(d);
+    let (c, v) = if d < 0 {
+        let m = d.wrapping_neg();
+        ((x as u32) >= (m as u32), ((x ^ m) & (x ^ r)) < 0)
+    } else {
+        ((x as u32).checked_add(d as u32).is_none(), (!(x ^ d) & (x ^ r)) < 0)
+    };
+    (r < 0, r == 0, c, v)
+}
+
+/// Whether condition `cc` holds for flags (N, Z, C, V). ARMv7-M ARM A7.3 (condition codes).
+fn cond_holds(cc: &str, (n, z, c, v): (bool, bool, bool, bool)) -> Option<bool> {
+    Some(match cc {
+        "eq" => z,
+        "ne" => !z,
+        "cs" | "hs" => c,
+        "cc" | "lo" => !c,
+        "mi" => n,
+        "pl" => !n,
+        "vs" => v,
+        "vc" => !v,
+        "hi" => c && !z,
+        "ls" => !c || z,
+        "ge" => n == v,
+        "lt" => n != v,
+        "gt" => !z && n == v,
+        "le" => z || n != v,
+        _ => return None,
+    })
+}
+
+/// Whether an unconditional instruction (mnemonic without `.w`/`.n`) sets the APSR flags.
+fn sets_flags(m: &str) -> bool {
+    if ["cmp", "cmn", "tst", "teq", "msr", "vmrs"].iter().any(|p| m.starts_with(p)) {
+        return true;
+    }
+    m.ends_with('s') && !m.starts_with('v') && !["pop", "ldm", "stm", "mrs", "push"].iter().any(|p| m.starts_with(p))
 }
 
 /// `addr` is at most 3 straight-line instructions after a semihosting `bkpt 0xab`.

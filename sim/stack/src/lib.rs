@@ -57,6 +57,18 @@
 //!   bound, of the code the roots reach, in one run ([`StackReport::annotation_template`]).
 //! - A branch into the body of another function is a tail call into its rest (its bound less
 //!   its depth at the target); the target must be reached by that function's own paths.
+//! - A `bl` to a label that starts no function calls a local subroutine, walked on its own
+//!   (nested at most 8 deep); one that does not return balanced (LLVM's Thumb-1 far branch)
+//!   is followed as a jump. A function symbol without a size runs to the next function.
+//! - A loop that moves SP is summarised only when its body is straight-line and its counter's
+//!   start is a constant the code shows; otherwise the frame is divergent and
+//!   [`FunctionStack::frame_candidates`] offers frames for 1–4 iterations (a `frames:` entry
+//!   in [`StackReport::unresolved`]).
+//! - SP set from an unknown value and then an indirect jump is a hand-off out of the program
+//!   ([`FunctionStack::handoffs`]), recognised by that shape only.
+//! - The vector table ends at its symbol's size, else its section's, capped at the core's
+//!   most vectors ([`exception::max_vectors`]); without a symbol size, at the first word past
+//!   the system vectors that is neither 0 nor a Thumb address in code.
 //! - Packs: newlib 3.3 only (another version is reported, not applied); their indirect-call
 //!   entries assume streams made by newlib itself and no `signal()` handlers (off when those
 //!   are linked).
@@ -204,7 +216,8 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
         let want: Vec<u32> = want.into_iter().collect();
         functions[j] = frame::function_stack(image, &fmap, &fmap.functions()[j], source, &want);
     }
-    let taken = address_taken(image, &fmap, &functions);
+    let vectors = exception::vector_extent(image, options.arch);
+    let taken = address_taken(image, &fmap, &functions, vectors.as_ref());
     let names = name_index(&fmap);
     let (annotations, pack_uses) = if options.packs {
         packs::apply(&fmap, &functions, &options.annotations)
@@ -224,5 +237,45 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
     }
     .report();
     report.packs = pack_uses;
+    // A loop's candidates replace the bound's plain "give its frame" entry for that function.
+    for suggestion in frame_suggestions(&report.functions, &options.annotations) {
+        match report
+            .unresolved
+            .iter_mut()
+            .find(|u| u.function == suggestion.function && u.annotation == suggestion.annotation)
+        {
+            Some(plain) => *plain = suggestion,
+            None => report.unresolved.push(suggestion),
+        }
+    }
     report
+}
+
+/// A ready-to-paste `frames:` entry for every function whose frame is divergent only because
+/// an SP loop's trip count is not a constant the code shows, with the frame for each trip
+/// count tried.
+fn frame_suggestions(functions: &[FunctionStack], annotations: &Annotations) -> Vec<Unresolved> {
+    let mut out = Vec::new();
+    for f in functions {
+        let Frame::Divergent { at, detail } = &f.frame else { continue };
+        if f.frame_candidates.is_empty() || annotations.frames.contains_key(&f.name) {
+            continue;
+        }
+        let candidates: Vec<String> = f
+            .frame_candidates
+            .iter()
+            .map(|(n, b)| format!("{b} B if it runs {n} time{}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        out.push(Unresolved {
+            function: f.name.clone(),
+            at: *at,
+            what: format!(
+                "{detail}: annotate the frame for the most iterations it can run ({})",
+                candidates.join(", ")
+            ),
+            annotation: format!("frames: {{ \"{}\": BYTES }}", f.name),
+            cycle: Vec::new(),
+        });
+    }
+    out
 }

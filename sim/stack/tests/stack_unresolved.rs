@@ -1,5 +1,5 @@
-//! What no analysis can settle, each with a paste-ready entry in one run: a call to code with no
-//! symbol (an unknown callee) and a frame set from a run-time value. Hand-written Thumb code,
+//! What no analysis can settle, each with a paste-ready entry in one run: a call to code outside
+//! the ELF (a boot-ROM routine at a fixed address: an unknown callee) and a frame set from a run-time value. Hand-written Thumb code,
 //! assembled and linked with arm-none-eabi-as/ld; the printed entries, filled in, bound it.
 
 // Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
@@ -37,15 +37,14 @@ function Reset_Handler
 1:  b 1b
 endfunction Reset_Handler
 
-@ Calls a helper that has no symbol of its own (after the end of `caller`).
+@ Calls a routine of the part's boot ROM at a fixed address (no code, no symbol in the ELF).
 function caller
     push {r4, lr}
-    bl .Lhelper_code
+    ldr r3, =0x1fff0401
+    blx r3
     pop {r4, pc}
+    .ltorg
 endfunction caller
-.Lhelper_code:
-    push {r4, r5, r6, lr}
-    pop {r4, r5, r6, pc}
 
 @ SP from a run-time value (a VLA of r0 bytes).
 function vla
@@ -56,7 +55,7 @@ function vla
     pop {r7, pc}
 endfunction vla
 
-@ The function the annotation names for the helper: the same 16 B.
+@ The function the annotation names for the ROM routine: 16 B.
 function helper_stand_in
     push {r4, r5, r6, lr}
     pop {r4, r5, r6, pc}
@@ -83,16 +82,16 @@ fn unknown_callee_and_dynamic_frame_are_listed_with_entries_that_bound_them() {
     let r = analyze(&image, &StackOptions::default()).expect("decoder");
     assert!(r.root("Reset_Handler").expect("reset").bound.bytes().is_none());
     let t = r.annotation_template();
-    assert!(t.contains("indirect:\n") && t.contains("- { site: \"caller+0x2\", targets: [TARGET] }"), "{t}");
+    assert!(t.contains("indirect:\n") && t.contains("- { site: \"caller@1\", targets: [TARGET] }"), "{t}");
     assert!(t.contains("frames:\n") && t.contains("  \"vla\": BYTES"), "{t}");
     assert_eq!(r.unresolved.len(), 2, "{t}");
-    // Filled in: the helper uses what helper_stand_in uses, the VLA is at most 256 B.
+    // Filled in: the ROM routine uses what helper_stand_in uses, the VLA is at most 256 B.
     let filled = t.replace("[TARGET]", "[helper_stand_in]").replace("BYTES", "264");
     let file = AnnotationFile::parse(Path::new("fw.stack.yaml"), &filled).expect("parses");
     let (annotations, ignored) = file.resolve(&image).expect("resolves");
     assert!(ignored.is_empty(), "{ignored:?}");
     let r = analyze(&image, &StackOptions { annotations, ..StackOptions::default() }).expect("decoder");
-    // Reset_Handler 0 + max(caller 8 + helper 16, vla 264) = 264 B.
+    // Reset_Handler 0 + max(caller 8 + ROM routine 16, vla 264) = 264 B.
     match &r.root("Reset_Handler").expect("reset").bound {
         Bound::Bounded { bytes, .. } => assert_eq!(*bytes, 264),
         other => panic!("{other:?}\n{}", r.to_text(&[])),
