@@ -90,7 +90,8 @@ pub use exception::{
     SECURE_FP_EXTRA, exception_frame,
 };
 pub use frame::{CallKind, CallSite, Frame, FunctionStack};
-pub use report::{Bound, BoundView, PathStep, RootBound, StackReport, StackView, Unresolved};
+pub use bound::is_panic_or_abort;
+pub use report::{Bound, BoundView, Contributor, ExcludingPanic, PathStep, RootBound, StackReport, StackView, Unresolved};
 
 use callgraph::{CallGraph, address_taken, name_index};
 
