@@ -69,13 +69,21 @@ pub struct KatReport {
 }
 
 /// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackProbe {
-    /// Lowest stack address written by a store (stores by the reset handler and the firmware's
-    /// stack-painting helpers excluded); `None` when nothing was written.
+    /// Lowest address of the stack region a store wrote (stores by the reset handler and the
+    /// firmware's stack-painting helpers excluded; stores to the heap and outside the region are
+    /// not stack stores); `None` when nothing was written or there was no probe.
     pub lowest: Option<u32>,
-    /// Initial SP (vector table word 0) minus `lowest`.
-    pub bytes: u32,
+    /// Bytes below the run's entry SP (the initial SP, vector table word 0) that stores reached:
+    /// initial SP minus `lowest`; `None` when the stack region was not found (see `note`).
+    pub bytes: Option<u32>,
+    /// The stack region the probe counted, `[low, high)`; `None` when not found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 2]>,
+    /// Where the region's low end came from (a linker symbol, or the end of static data), or why
+    /// no region was found.
+    pub note: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,6 +211,26 @@ pub struct StaticStack {
     pub msp: Option<u32>,
     /// Why it is unbounded, or how many assumptions a bounded result rests on.
     pub note: String,
+    /// The function that adds the most to the reset path's worst path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<mcubench_stack::Contributor>,
+    /// The bounds without panic/abort paths and fault handlers ("bound excl. panic/fault
+    /// paths"): informative, never a bound of the program; the `stack-static` budget checks it
+    /// only with `stack-static-budget: excluding-panic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluding_panic: Option<StaticExcludingPanic>,
+}
+
+/// [`StaticStack::excluding_panic`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaticExcludingPanic {
+    /// Bytes of the reset path without panic/abort paths; `None` when unbounded.
+    pub reset: Option<u32>,
+    /// Bytes of the main stack without them and without the fault handlers; `None` when unbounded.
+    pub msp: Option<u32>,
+    /// The function that adds the most to that reset path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<mcubench_stack::Contributor>,
 }
 
 impl CellReport {

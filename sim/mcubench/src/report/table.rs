@@ -23,6 +23,13 @@ impl RunReport {
                 .map(String::from)
                 .to_vec(),
         ];
+        // The static bound excluding panic/abort paths beside the sound one, when it differs
+        // for any cell (informative: "static B" stays the bound).
+        let excl = |c: &CellReport| c.stack_static.as_ref().and_then(|s| s.excluding_panic.as_ref().map(|x| x.reset));
+        let excluding = self.cells.iter().any(|c| excl(c).is_some_and(|x| x != c.stack_static.as_ref().and_then(|s| s.reset)));
+        if excluding {
+            rows[0].insert(9, "excl. panic B".into());
+        }
         // The stack probe's whole-run bytes beside the painted mark, when any cell probed.
         let probed = self.cells.iter().any(|c| c.stack_probe.is_some());
         if probed {
@@ -67,8 +74,18 @@ impl RunReport {
                 opt(c.cycles_total),
                 budget,
             ];
+            if excluding {
+                row.insert(9, excl(c).map_or("-".to_string(), |x| x.map_or("unbounded".to_string(), |b| b.to_string())));
+            }
             if probed {
-                row.insert(8, opt(c.stack_probe.map(|p| u64::from(p.bytes))));
+                // Without a stack region the probe has no number: say so ("no region"; the note says why).
+                row.insert(
+                    8,
+                    match &c.stack_probe {
+                        Some(p) if p.bytes.is_none() && p.region.is_none() => "no region".to_string(),
+                        p => opt(p.as_ref().and_then(|p| p.bytes).map(u64::from)),
+                    },
+                );
             }
             if heaped {
                 row.insert(8, opt(c.heap_peak.map(u64::from)));
