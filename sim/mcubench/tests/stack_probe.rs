@@ -100,3 +100,28 @@ fn without_a_symbol_bounding_the_stack_the_probe_says_so() {
     assert_eq!((probe.bytes, probe.lowest, probe.region), (None, None, None));
     assert!(probe.note.starts_with("stack region not found") && probe.note.contains("`_sbrk`"), "{}", probe.note);
 }
+
+/// The `stack-static` budget checks the sound bound, and the bound excluding panic/abort paths
+/// only when the scenario says so (`stack-static-budget: excluding-panic`).
+#[test]
+fn the_stack_static_budget_uses_the_bound_excluding_panic_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // The annotation file next to the scenario: deep(12) .. deep(0), 13 activations.
+    std::fs::write(dir.path().join("budget.stack.yaml"), "recursion:\n  \"deep\": 13\n").unwrap();
+    let verdict = |extra: &str| {
+        let yaml = format!(
+            "name: budget\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nbudgets: {{ stack-static: 3000 B }}\n{extra}",
+            common::c_firmware("stack-probe").display()
+        );
+        let scenario = mcubench::Scenario::from_yaml(&dir.path().join("budget.yaml"), &yaml).unwrap();
+        let cell = common::only_cell(common::run(&scenario));
+        let st = cell.stack_static.clone().expect("a static bound");
+        let budget = cell.budgets.iter().find(|b| b.name() == "stack-static").expect("the stack-static budget").clone();
+        (st.reset, st.excluding_panic.and_then(|x| x.reset), budget.actual, budget.status)
+    };
+    use mcubench::gate::BudgetStatus;
+    let (sound, excl, actual, status) = verdict("");
+    assert_eq!((actual, status), (sound.map(u64::from), BudgetStatus::Exceeded), "sound {sound:?} B > 3000 B");
+    let (_, _, actual, status) = verdict("stack-static-budget: excluding-panic\n");
+    assert_eq!((actual, status), (excl.map(u64::from), BudgetStatus::Ok), "excluding panic {excl:?} B <= 3000 B");
+}

@@ -840,6 +840,16 @@ timeout: 20 s
     }
 
     #[test]
+    fn stack_static_budget_is_sound_unless_the_scenario_says_otherwise() {
+        let dir = fixture_dir();
+        assert_eq!(load(&dir, GOOD).unwrap().stack_static_budget, StackStaticBudget::Sound);
+        let s = load(&dir, &format!("{GOOD}stack-static-budget: excluding-panic\n")).unwrap();
+        assert_eq!(s.stack_static_budget, StackStaticBudget::ExcludingPanic);
+        let err = load(&dir, &format!("{GOOD}stack-static-budget: no-panic\n")).unwrap_err();
+        assert!(err.contains("stack-static-budget") && err.contains("excluding-panic"), "{err}");
+    }
+
+    #[test]
     fn regions_wait_states_stack_probe_and_region_budgets() {
         let dir = fixture_dir();
         let yaml = format!(

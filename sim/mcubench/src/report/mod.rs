@@ -83,6 +83,7 @@ pub struct StackProbe {
     pub region: Option<[u32; 2]>,
     /// Where the region's low end came from (a linker symbol, or the end of static data), or why
     /// no region was found.
+    #[serde(default)]
     pub note: String,
 }
 
