@@ -408,9 +408,11 @@ fn kat_reports(
                 },
                 _ => (None, None),
             };
-            let stack_lowest = match (k.region, results, exact) {
-                (Some(id), Some(r), Some(_)) => r.regions.get(&id).and_then(|s| s.stack_low),
-                _ => None,
+            let (stack_lowest, stack_probe_bytes) = match (k.region, results, exact) {
+                (Some(id), Some(r), Some(_)) => {
+                    r.regions.get(&id).map_or((None, None), |s| (s.stack_low, probe_bytes(s)))
+                }
+                _ => (None, None),
             };
             KatReport {
                 id: k.id.clone(),
@@ -423,6 +425,7 @@ fn kat_reports(
                 ticks: k.ticks,
                 stack: k.stack,
                 stack_lowest,
+                stack_probe_bytes,
                 heap: k.heap,
                 bytes: k.bytes,
                 cycles_per_byte: report::per_byte(cycles, k.bytes),
@@ -447,6 +450,12 @@ fn function_regions(specs: &[RegionSpec], r: &Results, caller_of: &dyn Fn(u32) -
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The stack probe's bytes below a region's entry SP: the plugin's figure when it knew the entry
+/// SP of every completed activation (a partial maximum is no maximum).
+pub fn probe_bytes(s: &mcubench_wire::RegionStats) -> Option<u32> {
+    s.stack_bytes.filter(|_| s.stack_unknown == 0)
 }
 
 /// The static bound with the cell's annotation file (`kat.yaml` → `kat.speed.stack.yaml` or

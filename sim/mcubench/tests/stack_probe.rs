@@ -58,11 +58,19 @@ fn probe_counts_the_stack_region_not_the_heap_and_matches_the_painted_mark() {
         painted <= bytes && bytes <= painted + PROBE_SLACK,
         "probe {bytes} B vs painted {painted} B (tolerance {PROBE_SLACK} B)"
     );
-    // The KAT region's deepest store is in the stack region too.
+    // The KAT region: its deepest store is in the stack region, and the bytes below the SP at
+    // the region's entry (mb_measure's SP, followed by the plugin from the code) equal the
+    // painted mark of the operation (painted below mb_measure's SP).
     let kat = cell.kats.first().expect("one KAT");
-    if let Some(low) = kat.stack_lowest {
-        assert!(low >= heap_limit && low < top, "KAT lowest 0x{low:08x}");
-    }
+    let low = kat.stack_lowest.expect("the KAT's lowest store");
+    assert!(low >= heap_limit && low < top, "KAT lowest 0x{low:08x}");
+    let region_bytes = kat.stack_probe_bytes.expect("bytes below the region's entry SP");
+    eprintln!("stack-probe: KAT region probe {region_bytes} B below its entry SP, painted {} B", kat.stack);
+    assert!(
+        kat.stack <= region_bytes && region_bytes <= kat.stack + PROBE_SLACK,
+        "KAT region: probe {region_bytes} B vs painted {} B",
+        kat.stack
+    );
 
     // Part 7 on the same firmware: sound bound ≥ bound excluding panic/abort paths ≥ measured.
     let dir = tempfile::tempdir().unwrap();

@@ -56,6 +56,10 @@ pub struct KatReport {
     /// operation (between its region markers); absent without the probe or without a store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_lowest: Option<u32>,
+    /// Stack probe: bytes below the SP at the operation's region entry that a store reached;
+    /// absent without the probe or when the plugin lost track of SP at the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_probe_bytes: Option<u32>,
     /// Heap bytes the operation took above what was in use when it started (`heap=` on its `kat`
     /// record); absent when the firmware does not report its heap.
     #[serde(default, skip_serializing_if = "Option::is_none")]

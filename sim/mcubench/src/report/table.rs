@@ -228,7 +228,7 @@ impl RunReport {
             header.extend(["bytes".to_string(), "cycles/B".to_string()]);
         }
         if probed {
-            header.push("stack lowest".into());
+            header.extend(["stack lowest".to_string(), "probe B".to_string()]);
         }
         let mut rows = vec![header];
         for c in &self.cells {
@@ -242,6 +242,7 @@ impl RunReport {
                 }
                 if probed {
                     row.push(r.stack_lowest.map_or("-".to_string(), |a| format!("0x{a:08x}")));
+                    row.push(opt(r.stack_probe_bytes.map(u64::from)));
                 }
                 rows.push(row);
                 for s in &r.by_caller {
@@ -253,7 +254,7 @@ impl RunReport {
                         row.push(fmt_per_byte(s.cycles_per_byte));
                     }
                     if probed {
-                        row.push(String::new());
+                        row.extend([String::new(), String::new()]);
                     }
                     rows.push(row);
                 }
