@@ -133,3 +133,27 @@ fn the_stack_static_budget_uses_the_bound_excluding_panic_only_when_asked() {
     let (_, _, actual, status) = verdict("stack-static-budget: excluding-panic\n");
     assert_eq!((actual, status), (excl.map(u64::from), BudgetStatus::Ok), "excluding panic {excl:?} B <= 3000 B");
 }
+
+/// The probe follows SP from the code, not from registers, so QEMU 7.2 (plugin API v1) and
+/// QEMU 10 (API v3) give the same figures: whole run and per KAT region.
+#[test]
+fn the_probe_is_identical_on_qemu_7_2_and_qemu_10() {
+    let new = std::env::var_os("MCUBENCH_TEST_QEMU10")
+        .map_or_else(|| std::path::PathBuf::from("/opt/qemu-10/usr/bin/qemu-system-arm"), Into::into);
+    assert!(new.is_file(), "{}: QEMU 10 is needed beside 7.2 (bash ci/setup.sh)", new.display());
+    let yaml = format!(
+        "name: stack-probe\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nstack-probe: true\n",
+        common::c_firmware("stack-probe").display()
+    );
+    let scenario = common::scenario(&yaml);
+    let on = |qemu: std::path::PathBuf| {
+        let options = mcubench::RunOptions { jobs: 1, qemu, ..mcubench::RunOptions::default() };
+        let cell = common::only_cell(mcubench::run_scenario(&scenario, &options));
+        assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+        let kats: Vec<_> = cell.kats.iter().map(|k| (k.stack_lowest, k.stack_probe_bytes)).collect();
+        (cell.stack_probe, kats)
+    };
+    let (old, new) = (on("qemu-system-arm".into()), on(new));
+    assert!(old.1.iter().all(|k| k.1.is_some()), "{old:?}");
+    assert_eq!(old, new, "QEMU 7.2 (left) vs QEMU 10");
+}
