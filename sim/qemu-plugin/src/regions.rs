@@ -72,7 +72,7 @@ pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32, sp: Optio
         None => {}
         // Bytes below the entry SP: a store at or above it (the caller's frame) adds nothing.
         Some(Some(sp)) => {
-            let below = if low < sp { sp - low } else { 0 };
+            let below = sp.saturating_sub(low);
             stats.stack_bytes = Some(stats.stack_bytes.map_or(below, |b| b.max(below)));
         }
         Some(None) => stats.stack_unknown += 1,
