@@ -62,7 +62,7 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
         }
         match excl {
             Some(e) if e <= bound && e >= measured => {}
-            // Known analyzer gap (not of this figure): an ARMv6-M switch (`add rX, pc, #k;
+            // Known analyzer gap (not of this figure; the microbit cells): an ARMv6-M switch (`add rX, pc, #k;
             // ldr rY, [rX, rZ]; mov pc, rY`, a table of code addresses inside the function) is
             // taken as an indirect tail jump out of `kat::__cortex_m_rt_main`, so the calls in
             // its cases are not seen. The sound bound stays above the mark only because the
