@@ -113,6 +113,21 @@ echo "built $OUT/kernels-*.elf"
     "$HERE/kat-crc32/startup.c" "$HERE/heap-test/main.c" -o "$OUT/heap-test.elf"
 echo "built $OUT/heap-test.elf"
 
+# stack-probe: newlib-nano (malloc of 6000 B, recursion, soft double, printf through _write on
+# semihosting, assert) measured by mb_measure, for the stack probe and the bound excluding
+# panic/abort paths (sim/mcubench/tests/stack_probe.rs); mps2-an386, kat-crc32's start-up.
+# stack-probe.elf: its own link.ld (CMSIS-style __HeapLimit/__StackLimit/__StackTop);
+# stack-probe-noregion.elf: firmware/c/link.ld, a heap from `end` with no symbol bounding it.
+# (Hosted, not -ffreestanding: it uses the C library. nosys.specs: stubs for the system calls it
+# does not define; the linker warns that those always fail, which is what they should do here.)
+SFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections
+        -nostartfiles --specs=nano.specs --specs=nosys.specs -I "$HERE/include" -Wl,--gc-sections)
+"$CC" "${SFLAGS[@]}" -T "$HERE/stack-probe/link.ld" -L "$LINKER/mps2" \
+    "$HERE/kat-crc32/startup.c" "$HERE/stack-probe/main.c" -o "$OUT/stack-probe.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
+"$CC" "${SFLAGS[@]}" -DNO_HEAP_LIMIT "${MPS2_LD[@]}" \
+    "$HERE/kat-crc32/startup.c" "$HERE/stack-probe/main.c" -o "$OUT/stack-probe-noregion.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
+echo "built $OUT/stack-probe.elf $OUT/stack-probe-noregion.elf"
+
 # newlib-*: plain newlib firmware that has never heard of mcubench (firmware/c/newlib: printf,
 # malloc, exit; no mcubench.h), judged by its own console lines and exit code. The same program
 # four ways (firmware/c/newlib/Makefile): printf on semihosting (rdimon) passing and failing

@@ -44,7 +44,7 @@ fn main() {
     let markers = plugin::find_markers(&ElfImage::read(&elf).unwrap()).unwrap().expect("firmware/bench has markers");
     let out = std::env::temp_dir().join(format!("mcubench-bench-plugin-{}.txt", std::process::id()));
     let image = ElfImage::read(&elf).unwrap();
-    let probe = plugin::stack_probe_range(&image).expect("vector table");
+    let probe = plugin::stack_probe_range(&image).expect("a stack region");
     let counting = PluginArgs { markers: Some(markers), ..PluginArgs::new(&out) };
     let estimating = PluginArgs { core: Some(board.core), ..counting.clone() };
     let probing = PluginArgs { stack_probe: Some(probe.clone()), ..estimating.clone() };

@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use crate::report::{
     self, CellReport, CountSource, KatReport, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
 };
-use crate::config::scenario::{Profile, RegionSpec, Scenario};
+use crate::config::scenario::{Profile, RegionSpec, Scenario, StackStaticBudget};
 use crate::shard::Shard;
 use mcubench_stack::annotations::Ignored;
 use crate::judge::verdict::{self, Outcome, Verdict};
@@ -179,7 +179,14 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
             flash: report.flash_bytes(),
             ram: report.ram_bytes(),
             stack: report.stack_high_water.map(u64::from),
-            stack_static: report.stack_static.as_ref().and_then(|s| s.reset).map(u64::from),
+            stack_static: report
+                .stack_static
+                .as_ref()
+                .and_then(|s| match scenario.stack_static_budget {
+                    StackStaticBudget::Sound => s.reset,
+                    StackStaticBudget::ExcludingPanic => s.excluding_panic.as_ref().and_then(|x| x.reset),
+                })
+                .map(u64::from),
             heap: report.heap_peak.map(u64::from),
         },
     );
@@ -260,11 +267,20 @@ fn measure_cell(
             .map_err(setup_error)?;
         Some(functions_file)
     };
-    let probe = match scenario.stack_probe {
-        false => None,
-        true => Some(plugin::stack_probe_range(&image).ok_or_else(|| {
-            setup_error(format!("{}: no vector table, so no initial SP for the stack probe", elf.display()))
-        })?),
+    // The stack probe counts stores to the stack region only; without one (a heap shares the
+    // memory below the stack and no symbol bounds it) the report says why, and nothing is probed.
+    let (probe, probe_note) = match scenario.stack_probe {
+        false => (None, String::new()),
+        true => match plugin::stack_region(&image) {
+            Ok((_, _, from)) => (
+                Some(plugin::stack_probe_range(&image).map_err(|e| setup_error(format!("{}: {e}", elf.display())))?),
+                format!("stack region from {from} to the initial SP"),
+            ),
+            Err(e) => {
+                report.stack_probe = Some(StackProbe { lowest: None, bytes: None, region: None, note: e });
+                (None, String::new())
+            }
+        },
     };
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
@@ -358,7 +374,12 @@ fn measure_cell(
         let caller_of = |addr: u32| plugin::function_at(&table, addr).map(|f| f.name.clone());
         report.regions = function_regions(&scenario.regions, r, &caller_of);
         if let (Some(p), Some(low)) = (&probe, r.probe) {
-            report.stack_probe = Some(StackProbe { lowest: low, bytes: low.map_or(0, |l| p.hi.saturating_sub(l)) });
+            report.stack_probe = Some(StackProbe {
+                lowest: low,
+                bytes: Some(low.map_or(0, |l| p.hi.saturating_sub(l))),
+                region: Some([p.lo, p.hi]),
+                note: probe_note.clone(),
+            });
         }
     }
     Ok(verdict)
@@ -387,9 +408,11 @@ fn kat_reports(
                 },
                 _ => (None, None),
             };
-            let stack_lowest = match (k.region, results, exact) {
-                (Some(id), Some(r), Some(_)) => r.regions.get(&id).and_then(|s| s.stack_low),
-                _ => None,
+            let (stack_lowest, stack_probe_bytes) = match (k.region, results, exact) {
+                (Some(id), Some(r), Some(_)) => {
+                    r.regions.get(&id).map_or((None, None), |s| (s.stack_low, probe_bytes(s)))
+                }
+                _ => (None, None),
             };
             KatReport {
                 id: k.id.clone(),
@@ -402,6 +425,7 @@ fn kat_reports(
                 ticks: k.ticks,
                 stack: k.stack,
                 stack_lowest,
+                stack_probe_bytes,
                 heap: k.heap,
                 bytes: k.bytes,
                 cycles_per_byte: report::per_byte(cycles, k.bytes),
@@ -428,13 +452,22 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The stack probe's bytes below a region's entry SP: the plugin's figure when it knew the entry
+/// SP of every completed activation (a partial maximum is no maximum).
+pub fn probe_bytes(s: &mcubench_wire::RegionStats) -> Option<u32> {
+    s.stack_bytes.filter(|_| s.stack_unknown == 0)
+}
+
 /// The static bound with the cell's annotation file (`kat.yaml` → `kat.speed.stack.yaml` or
 /// `kat.stack.yaml`) when it has one, and the annotation entries this ELF has no function for.
 /// Never fails the run: an analysis problem is reported as an unbounded result.
 fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> (StaticStack, Vec<Ignored>) {
     use mcubench_stack::Bound;
     match crate::analyze::stack::analyze(image, board, annotations) {
-        Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),
+        Err(e) => (
+            StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e, top: None, excluding_panic: None },
+            Vec::new(),
+        ),
         Ok((report, ignored)) => {
             let reset = report.roots.iter().find(|r| r.role == "reset");
             let (kind, note) = match reset.map(|r| &r.bound) {
@@ -450,6 +483,12 @@ fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> 
                 reset: reset.and_then(|r| r.bound.bytes()),
                 msp: report.msp.bytes(),
                 note,
+                top: report.top.clone(),
+                excluding_panic: report.excluding_panic.as_ref().map(|x| crate::report::StaticExcludingPanic {
+                    reset: x.reset.bytes(),
+                    msp: x.msp.bytes(),
+                    top: x.top.clone(),
+                }),
             };
             (bound, ignored)
         }

@@ -248,12 +248,26 @@ fn function_regions_and_stack_probe_on_the_rust_kat() {
     assert!(keccak.instructions.total * 2 >= sponge, "the permutation is most of the sponge's work");
 
     // Stack probe: the painted high-water mark is a lower bound of the excursion the stores show.
-    let probe = cell.stack_probe.expect("probe result");
+    let probe = cell.stack_probe.clone().expect("probe result");
+    let bytes = probe.bytes.unwrap_or_else(|| panic!("cortex-m-rt's `_stack_end` bounds the stack: {}", probe.note));
     let painted = cell.stack_high_water.expect("painted mark");
-    eprintln!("stack: probe {} B (lowest {:x?}), painted {painted} B", probe.bytes, probe.lowest);
-    assert!(probe.bytes >= painted, "probe {} B vs painted {painted} B", probe.bytes);
+    eprintln!("stack: probe {bytes} B (lowest {:x?}, {}), painted {painted} B", probe.lowest, probe.note);
+    assert!(bytes >= painted, "probe {bytes} B vs painted {painted} B");
     assert!(cell.kats.iter().all(|k| k.stack_lowest.is_some()), "every KAT operation stores to the stack");
     assert!(keccak.stack_lowest.is_some());
+    // Per KAT: the plugin knew SP at every region entry (it follows SP from the code). The region
+    // opens inside `measure`, below the SP that `measure` paints from, and the operation's
+    // closure is inlined into the frame that calls the marker, so the bytes below the region's
+    // entry SP are at most the painted stack (plus the probe's slack over painting) and its
+    // entry SP lies between the lowest store and the initial SP.
+    let top = probe.region.expect("the stack region")[1];
+    for k in &cell.kats {
+        let b = k.stack_probe_bytes.unwrap_or_else(|| panic!("{}: no bytes below the region's entry SP", k.id));
+        let low = k.stack_lowest.expect("lowest");
+        assert!(0 < b && b <= k.stack + 64, "{}: probe {b} B vs painted {} B", k.id, k.stack);
+        assert!(low + b < top, "{}: entry SP 0x{:08x} not below the initial SP", k.id, low + b);
+    }
+    assert!(keccak.stack_probe_bytes.is_some_and(|b| b > 0), "{keccak:?}");
     // Probing changes no count.
     let plain = common::only_cell(common::run(&kat_scenario("mps2-an386", "speed")));
     let counts =

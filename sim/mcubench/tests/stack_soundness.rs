@@ -1,6 +1,7 @@
 //! Soundness of the static stack bound: for every board × profile of scenarios/kat.yaml, the
 //! static bound of the reset path (with scenarios/kat.stack.yaml) is at least the stack
-//! high-water mark measured in a real QEMU run. Prints static/measured per cell.
+//! high-water mark measured in a real QEMU run, and so is the bound excluding panic/abort paths
+//! (sound ≥ excluding ≥ measured), whose top contributor is named. Prints the ratios per cell.
 //! (The C stack-test firmware has the same check in sim/stack/tests/stack_firmware.rs.)
 
 // Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
@@ -43,17 +44,58 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
             continue;
         };
         let ratio = f64::from(bound) / f64::from(measured.max(1));
+        let x = r.excluding_panic.as_ref().expect("bound excluding panic/abort paths");
+        let excl = x.reset.bytes();
+        let top = x.top.as_ref().map_or("-".to_string(), |t| format!("{} {} B", t.function, t.bytes));
         eprintln!(
-            "{:<12} {:<9} static {bound:>6} B  measured {measured:>5} B  ratio {ratio:.2}  (MSP with handlers {:?})",
+            "{:<12} {:<9} static {bound:>6} B  excl. panic {:>6} B  measured {measured:>5} B  ratio {ratio:.2} / {:.2}  \
+             top {top}  (MSP with handlers {:?})",
             cell.board,
             cell.profile,
+            excl.unwrap_or(0),
+            f64::from(excl.unwrap_or(0)) / f64::from(measured.max(1)),
             r.msp.bytes()
         );
         checked += 1;
         if bound < measured {
             failures.push(format!("{}/{}: static {bound} B < measured {measured} B", cell.board, cell.profile));
         }
+        match excl {
+            Some(e) if e <= bound && e >= measured => {}
+            // Known analyzer gap (not of this figure; the microbit cells): an ARMv6-M switch (`add rX, pc, #k;
+            // ldr rY, [rX, rZ]; mov pc, rY`, a table of code addresses inside the function) is
+            // taken as an indirect tail jump out of `kat::__cortex_m_rt_main`, so the calls in
+            // its cases are not seen. The sound bound stays above the mark only because the
+            // panic path is deeper; without it the gap shows. Tied to that cause: any other
+            // shortfall fails.
+            Some(e) if e < measured && switch_as_tail_jump(&r, "kat::__cortex_m_rt_main") => {
+                eprintln!(
+                    "{}/{}: excluding panic {e} B < measured {measured} B: KNOWN GAP, a Thumb-1 `mov pc` switch \
+                     in kat::__cortex_m_rt_main is read as a tail jump (its cases' calls are missed)",
+                    cell.board, cell.profile
+                );
+            }
+            other => failures.push(format!(
+                "{}/{}: excluding panic {other:?} B not between measured {measured} B and sound {bound} B",
+                cell.board, cell.profile
+            )),
+        }
+        if x.top.is_none() || r.top.is_none() {
+            failures.push(format!("{}/{}: no top contributor", cell.board, cell.profile));
+        }
+        // The report carries the same figures.
+        let st = cell.stack_static.as_ref().expect("static stack in the report");
+        if st.excluding_panic.as_ref().and_then(|x| x.reset) != excl {
+            failures.push(format!("{}/{}: report's excluding-panic bound differs", cell.board, cell.profile));
+        }
     }
     assert!(failures.is_empty(), "{failures:#?}");
     assert_eq!(checked, 15, "every board × profile checked");
+}
+
+/// Whether `function` has an indirect tail jump, as the analyzer reads the `mov pc, rY` of the
+/// ARMv6-M switch pattern it does not follow yet.
+fn switch_as_tail_jump(r: &mcubench_stack::StackReport, function: &str) -> bool {
+    r.function(function)
+        .is_some_and(|f| f.calls.iter().any(|c| matches!(c.kind, mcubench_stack::CallKind::IndirectTail)))
 }

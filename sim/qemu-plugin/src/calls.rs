@@ -56,6 +56,8 @@ struct Open {
     frame: usize,
     at: At,
     low: u32,
+    /// SP when the activation began, when probing (`Some(None)`: unknown).
+    sp: Option<Option<u32>>,
     /// Return address of the frame (the call site).
     ret: Option<u32>,
 }
@@ -74,17 +76,17 @@ impl Calls {
         begin.is_some() || self.open.last().is_some_and(|o| o.frame >= depth)
     }
 
-    /// The shadow stack is `depth` frames deep before the TB runs (snapshot `at`): ends the
-    /// activations whose frame left the stack, then begins `begin`'s activation on the top
-    /// frame, whose return address is `ret`.
-    pub fn step(&mut self, depth: usize, begin: Option<u32>, ret: Option<u32>, at: At) {
+    /// The shadow stack is `depth` frames deep before the TB runs (snapshot `at`, SP `sp` when
+    /// probing): ends the activations whose frame left the stack, then begins `begin`'s
+    /// activation on the top frame, whose return address is `ret`.
+    pub fn step(&mut self, depth: usize, begin: Option<u32>, ret: Option<u32>, at: At, sp: Option<Option<u32>>) {
         while let Some(o) = self.open.last().copied()
             && o.frame >= depth
         {
             self.open.pop();
             self.fold_low(o.low);
             let stats = self.stats.entry(o.id).or_default();
-            let (insns, cycles) = complete(stats, o.at, at, o.low);
+            let (insns, cycles) = complete(stats, o.at, at, o.low, o.sp);
             stats.sites.entry(o.ret).or_default().add(insns, cycles);
             if stats.calls.len() < CALLS_KEPT {
                 stats.calls.push(Call { insns, cycles: Some(cycles), ret: o.ret, bytes: None });
@@ -92,7 +94,7 @@ impl Calls {
         }
         if let Some(id) = begin {
             self.stats.entry(id).or_default().entries += 1;
-            self.open.push(Open { id, frame: depth.saturating_sub(1), at, low: u32::MAX, ret });
+            self.open.push(Open { id, frame: depth.saturating_sub(1), at, low: u32::MAX, sp, ret });
         }
     }
 
@@ -126,7 +128,7 @@ mod tests {
             p.enter(&TbShape { start, fall, end, func, func_entry });
             let begin = if p.began() && func_entry { f.region(func) } else { None };
             if c.wants(p.depth(), begin) {
-                c.step(p.depth(), begin, p.top_return(), At { insns, cycles: 2 * insns });
+                c.step(p.depth(), begin, p.top_return(), At { insns, cycles: 2 * insns }, None);
             }
             insns += n;
         }
@@ -220,13 +222,16 @@ mod tests {
     #[test]
     fn probed_stores_reach_open_calls() {
         let mut c = Calls::default();
-        c.step(2, Some(0), Some(0x104), At::default());
+        c.step(2, Some(0), Some(0x104), At::default(), Some(Some(0x2000_0100)));
         c.fold_low(0x2000_0040);
-        c.step(3, Some(1), Some(0x204), At::default());
+        c.step(3, Some(1), Some(0x204), At::default(), Some(None));
         c.fold_low(0x2000_0020);
-        c.step(2, None, None, At::default());
-        c.step(1, None, None, At::default());
+        c.step(2, None, None, At::default(), None);
+        c.step(1, None, None, At::default(), None);
         assert_eq!(c.stats()[&1].stack_low, Some(0x2000_0020));
         assert_eq!(c.stats()[&0].stack_low, Some(0x2000_0020));
+        // Bytes below the entry SP, where it was known.
+        assert_eq!((c.stats()[&0].stack_bytes, c.stats()[&0].stack_unknown), (Some(0xe0), 0));
+        assert_eq!((c.stats()[&1].stack_bytes, c.stats()[&1].stack_unknown), (None, 1));
     }
 }

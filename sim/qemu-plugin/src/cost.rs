@@ -32,6 +32,8 @@ pub struct TbCost {
     pub prefix: Vec<u64>,
     /// `stores[i]`: instruction `i` writes memory (for the stack probe; empty unless asked).
     pub stores: Vec<bool>,
+    /// SP tracking for the stack probe (empty/`None` unless asked): see [`SpSteps`].
+    pub sp: SpSteps,
     pub end: End,
     /// The target of a final direct branch or call (`None` otherwise): a handler reached this
     /// way is a call or jump, not an exception entry.
@@ -40,6 +42,43 @@ pub struct TbCost {
     /// into it) for [`continued`]; the pricing context after the last one.
     pub insns: Vec<Insn>,
     pub exit: Option<Context>,
+}
+
+/// What a TB does to SP, for the stack probe's SP tracking (plugin API v1 cannot read SP; the
+/// probe follows it from the code instead, identically on every API): `before[i]` is SP before
+/// instruction `i` relative to SP at the TB's start (`None` from the first instruction that
+/// sets SP by an amount the code does not show, or changes it conditionally, on), `total` SP
+/// after the TB likewise, and `witness[i]` for a single store with base SP: its address minus
+/// SP before it (the store's address then gives SP exactly).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpSteps {
+    pub before: Vec<Option<i32>>,
+    pub total: Option<i32>,
+    pub witness: Vec<Option<i32>>,
+}
+
+/// [`SpSteps`] of `insns`.
+pub fn sp_steps(insns: &[Insn]) -> SpSteps {
+    use mcubench_thumb::{Class, FpClass, SP, SpEffect};
+    let mut cur = Some(0i32);
+    let mut steps = SpSteps::default();
+    for insn in insns {
+        steps.before.push(cur);
+        // One access (not STRD/STM/VSTM), immediate offset: address = SP (before) + offset, also
+        // pre-indexed (`str r0, [sp, #-8]!`) and post-indexed (`str r0, [sp], #8`: offset 0).
+        let single = matches!(insn.class, Class::Store { .. } | Class::Fp(FpClass::Store { double: false }));
+        steps.witness.push(match insn.mem {
+            Some(m) if single && m.store && m.base == SP && m.index.is_none() => Some(m.offset),
+            _ => None,
+        });
+        cur = match insn.sp {
+            SpEffect::None => cur,
+            SpEffect::Adjust(d) if !insn.conditional => cur.and_then(|c| c.checked_add(d)),
+            _ => None,
+        };
+    }
+    steps.total = cur;
+    steps
 }
 
 /// The fall-through cycles of a TB whose instructions are `insns` when it runs straight after
@@ -73,12 +112,14 @@ pub fn price(
         Vec::new()
     };
     let stores = if want_stores { insns.iter().map(writes_memory).collect() } else { Vec::new() };
+    let sp = if want_stores { sp_steps(&insns) } else { SpSteps::default() };
     Ok(TbCost {
         fall_through: cost.fall_through,
         taken_extra: cost.taken_extra,
         fall: last.addr.wrapping_add(u32::from(last.len)),
         prefix,
         stores,
+        sp,
         end: end_of(last),
         target: match last.flow {
             Flow::Branch { target } | Flow::Call { target } => Some(target),
@@ -133,6 +174,24 @@ mod tests {
         let s = price(&d, &m, 0x100, &halfwords(&[0xb510, 0x6008, 0x680a]), false, true).unwrap();
         assert_eq!(s.stores, vec![true, true, false]);
         assert_eq!(c.end, End::Branch { target: 0x100 });
+    }
+
+    #[test]
+    fn sp_steps_follow_the_frame_and_witness_sp_based_stores() {
+        let d = Decoder::for_core(Core::CortexM4F).unwrap();
+        let m = Model::new(Core::CortexM4F);
+        // push {r4, lr}; sub sp, #16; str r0, [sp, #4]; str r1, [r2]; add sp, #16; pop {r4, pc}
+        let c = price(&d, &m, 0x100, &halfwords(&[0xb510, 0xb084, 0x9001, 0x6011, 0xb004, 0xbd10]), false, true)
+            .unwrap();
+        assert_eq!(c.sp.before, vec![Some(0), Some(-8), Some(-24), Some(-24), Some(-24), Some(-8)]);
+        assert_eq!(c.sp.total, Some(0));
+        assert_eq!(c.sp.witness, vec![None, None, Some(4), None, None, None]);
+        // str r0, [sp, #-8]! (f84d 0d08): address SP - 8, then SP moves by -8.
+        let c = price(&d, &m, 0x100, &halfwords(&[0xf84d, 0x0d08, 0x4770]), false, true).unwrap();
+        assert_eq!((c.sp.witness[0], c.sp.before[1], c.sp.total), (Some(-8), Some(-8), Some(-8)));
+        // mov sp, r0: unknown from there on.
+        let c = price(&d, &m, 0x100, &halfwords(&[0xb082, 0x4685, 0x4770]), false, true).unwrap();
+        assert_eq!((c.sp.before.clone(), c.sp.total), (vec![Some(0), Some(-8), None], None));
     }
 
     #[test]

@@ -60,6 +60,75 @@ static PENDING_NODE: AtomicU32 = AtomicU32::new(0);
 static PROBE_LOW: AtomicU32 = AtomicU32::new(u32::MAX);
 static RUN_LOW: AtomicU32 = AtomicU32::new(u32::MAX);
 
+/// Stack probe: SP followed from the code (plugin API v1 cannot read registers, and the same
+/// code runs on every API, so both give the same numbers). `start`: SP when the running TB
+/// began (`None`: unknown), `total`: what the TB does to it ([`cost::SpSteps`]); `saved`: SP
+/// of the code each active exception preempted, restored at its return (the hardware frame's
+/// size is not known, so inside a handler SP is unknown until a store with base SP shows it).
+struct SpTrack {
+    start: Option<u32>,
+    total: Option<i32>,
+    saved: Vec<Option<u32>>,
+    /// The TB whose start `start` is (null before the first).
+    tb: *const TbInfo,
+}
+
+struct SpCell(UnsafeCell<SpTrack>);
+// SAFETY: as ShadowCell: vCPU 0 only, callbacks never concurrent; the TbInfo pointer is to a
+// leaked, never freed value.
+unsafe impl Sync for SpCell {}
+unsafe impl Send for SpCell {}
+static SP: OnceLock<SpCell> = OnceLock::new();
+
+/// The SP tracker, when probing with cycles on (the tracker needs each TB's exec callback).
+fn sp_track() -> Option<&'static mut SpTrack> {
+    // SAFETY: see SpCell; callers never hold two of these references at once.
+    SP.get().map(|cell| unsafe { &mut *cell.0.get() })
+}
+
+/// What the TB about to run means for exceptions, for the SP tracker.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SpEvent {
+    None,
+    /// An exception was taken before it.
+    Entry,
+    /// An exception returned before it.
+    Exit,
+    /// An exception returned into another one (tail-chaining: no unstacking).
+    TailChain,
+}
+
+/// Moves the SP tracker to the start of `tb`.
+fn sp_begin(tb: &TbInfo, event: SpEvent) {
+    let Some(t) = sp_track() else { return };
+    // With -icount, a TB that reaches a device access before its last instruction is abandoned
+    // there (after its exec callback ran) and run again as a shorter TB from the same start
+    // (QEMU's cpu_io_recompile): the abandoned run's SP changes did not happen. A loop that
+    // branches to its own start runs the same TB again, not a shorter one.
+    // SAFETY: TbInfo values are leaked at translation and never freed.
+    let prev = unsafe { t.tb.as_ref() };
+    let abandoned = prev.is_some_and(|p| p.start == tb.start && !std::ptr::eq(p, tb) && tb.insns < p.insns);
+    t.tb = tb;
+    let mut sp = if abandoned { t.start } else { t.start.zip(t.total).map(|(s, d)| s.wrapping_add_signed(d)) };
+    match event {
+        SpEvent::None => {}
+        SpEvent::Entry => {
+            t.saved.push(sp);
+            sp = None;
+        }
+        SpEvent::TailChain => sp = None,
+        SpEvent::Exit => sp = t.saved.pop().flatten(),
+    }
+    t.start = sp;
+    t.total = tb.sp_total;
+}
+
+/// SP before the instruction `before` bytes into the running TB's SP change (`None`: unknown).
+fn sp_at(before: Option<i32>) -> Option<u32> {
+    let t = sp_track()?;
+    t.start.zip(before).map(|(s, d)| s.wrapping_add_signed(d))
+}
+
 struct Timing {
     model: Model,
     decoder: Decoder,
@@ -141,19 +210,21 @@ enum Kind {
     Return,
 }
 
-/// Settles exception costs at the start of `tb` and follows its end; returns the cycles to add.
-/// Must run before `PENDING_FALL` is overwritten (it reads the previous TB's fall-through).
-fn exceptions_step(tb: &TbInfo) -> u64 {
-    let Some(cell) = EXCEPTIONS.get() else { return 0 };
+/// Settles exception costs at the start of `tb` and follows its end; returns the cycles to add
+/// and what happened before `tb` (for the SP tracker). Must run before `PENDING_FALL` is
+/// overwritten (it reads the previous TB's fall-through).
+fn exceptions_step(tb: &TbInfo) -> (u64, SpEvent) {
+    let Some(cell) = EXCEPTIONS.get() else { return (0, SpEvent::None) };
     // SAFETY: see ExceptionsCell; this is the only reference while the callback runs.
     let e = unsafe { &mut *cell.0.get() };
     let entered = tb.entry != 0 && tb.start != e.prev_target && tb.start != PENDING_FALL.load(Ordering::Relaxed);
     let mut add = 0;
+    let mut event = SpEvent::None;
     if e.exit_pending {
         e.exit_pending = false;
-        add = if entered { tb.tail_chain } else { e.exit };
+        (add, event) = if entered { (tb.tail_chain, SpEvent::TailChain) } else { (e.exit, SpEvent::Exit) };
     } else if entered {
-        add = tb.entry;
+        (add, event) = (tb.entry, SpEvent::Entry);
     }
     if entered {
         e.depths.push(0);
@@ -170,7 +241,7 @@ fn exceptions_step(tb: &TbInfo) -> u64 {
         }
     }
     e.prev_target = tb.target;
-    add
+    (add, event)
 }
 
 /// Per-TB data for the exec callback, leaked at translation (bounded by the translations).
@@ -201,6 +272,8 @@ struct TbInfo {
     /// For pricing this TB as the continuation of straight-line code (see [`continuation`]);
     /// boxed: the exec callback touches it only at a cut.
     straight: Option<Box<Straight>>,
+    /// What the TB does to SP (stack probe; `None`: unknown or not probing).
+    sp_total: Option<i32>,
 }
 
 /// What a priced TB needs for continuation pricing.
@@ -345,6 +418,11 @@ impl Register for McubenchPlugin {
             };
             let _ = EXCEPTIONS.set(ExceptionsCell(UnsafeCell::new(exc)));
         }
+        if let (Some(probe), Some(_)) = (&config.stack_probe, &timing) {
+            // At reset SP is the initial SP, the top of the probe's range.
+            let track = SpTrack { start: Some(probe.hi), total: Some(0), saved: Vec::new(), tb: std::ptr::null() };
+            let _ = SP.set(SpCell(UnsafeCell::new(track)));
+        }
         if functions.is_some() {
             let shadow = Shadow { profile: Profile::default(), calls: Calls::default() };
             let _ = SHADOW.set(ShadowCell(UnsafeCell::new(shadow)));
@@ -383,10 +461,11 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     }
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
-    let exception = exceptions_step(tb);
+    let (exception, event) = exceptions_step(tb);
     if exception != 0 {
         CYCLES.add(exception);
     }
+    sp_begin(tb, event);
     // This TB's own correction: added after the snapshots "before the TB" below.
     let continued = match STATE.get().and_then(|s| s.timing.as_ref()) {
         Some(t) => continuation(&t.model, tb),
@@ -422,7 +501,8 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
                     let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
                     fold_probe(Some(&mut regions), Some(&mut shadow.calls));
                 }
-                shadow.calls.step(depth, begin, profile.top_return(), at);
+                let sp = STATE.get().and_then(|s| s.config.stack_probe.as_ref()).map(|_| sp_at(Some(0)));
+                shadow.calls.step(depth, begin, profile.top_return(), at, sp);
             }
         }
     }
@@ -508,6 +588,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             kind: Kind::Other,
             falls_through: false,
             straight: None,
+            sp_total: None,
         };
         match result {
             Ok(c) => {
@@ -521,6 +602,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     _ => Kind::Other,
                 };
                 stores = Some(c.stores.clone());
+                info.sp_total = c.sp.total;
                 info.falls_through = c.end == cost::End::Next;
                 info.straight = Some(Box::new(Straight {
                     insns: c.insns.clone(),
@@ -560,7 +642,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     }
 
     if let Some(probe) = &state.config.stack_probe {
-        probe_stores(&tb, stores.as_deref(), probe);
+        probe_stores(&tb, stores.as_deref(), price.as_ref().map(|p| &p.sp), probe);
     }
 
     let Some(markers) = state.config.markers else { return };
@@ -570,6 +652,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
         let tail = (n - index - 1) as u64;
         // Their cycles likewise (None: this TB has no price; the cycle snapshot is then moot).
         let cycle_tail = price.as_ref().map_or(0, |p| p.fall_through - p.prefix[index]);
+        // SP at the marker's store, relative to the TB's start (stack probe).
+        let sp_before = price.as_ref().and_then(|p| p.sp.before.get(index).copied().flatten());
         // QEMU 7.2 fires no callbacks registered for writes alone; register both and filter.
         insn.register_memory_access_callback(
             move |_vcpu, info, vaddr| {
@@ -580,11 +664,12 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 let at = At { insns: INSNS.get() - tail, cycles: CYCLES.get().wrapping_sub(cycle_tail) };
                 let Some(state) = STATE.get() else { return };
                 let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
+                let sp = state.config.stack_probe.as_ref().map(|_| sp_at(sp_before));
                 if state.config.stack_probe.is_some() {
                     fold_probe(Some(&mut regions), shadow().map(|s| &mut s.calls));
                 }
                 match marker {
-                    Marker::Enter => regions.enter(id, at),
+                    Marker::Enter => regions.enter(id, at, sp),
                     Marker::Exit => regions.exit(id, at),
                 }
             },
@@ -595,8 +680,14 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 
 /// Stack probe: a memory callback on every store instruction of `tb` outside the skipped code
 /// ranges (every instruction when `stores` is unknown), recording the lowest address written in
-/// `[lo, hi)`.
-fn probe_stores(tb: &TranslationBlock<'_>, stores: Option<&[bool]>, probe: &StackProbeRange) {
+/// `[lo, hi)`. A single store with base SP also sets the SP tracker (`sp`: the TB's
+/// [`cost::SpSteps`]): it shows SP exactly, also after the tracker lost it.
+fn probe_stores(
+    tb: &TranslationBlock<'_>,
+    stores: Option<&[bool]>,
+    sp: Option<&cost::SpSteps>,
+    probe: &StackProbeRange,
+) {
     let (lo, hi) = (probe.lo, probe.hi);
     for (i, insn) in tb.instructions().enumerate() {
         if stores.is_some_and(|s| !s.get(i).copied().unwrap_or(true)) {
@@ -606,12 +697,23 @@ fn probe_stores(tb: &TranslationBlock<'_>, stores: Option<&[bool]>, probe: &Stac
         if probe.skip.iter().any(|&(a, b)| a <= pc && pc < b) {
             continue;
         }
+        // SP before this store relative to the TB's start, and its address minus SP.
+        let resync = sp.and_then(|s| s.before.get(i).copied().flatten().zip(s.witness.get(i).copied().flatten()));
         // QEMU 7.2 fires no callbacks registered for writes alone; register both and filter.
         insn.register_memory_access_callback(
             move |_vcpu, info, vaddr| {
+                if !info.is_store() {
+                    return;
+                }
                 let a = vaddr as u32;
-                if info.is_store() && lo <= a && a < hi && a < PROBE_LOW.load(Ordering::Relaxed) {
+                if lo <= a && a < hi && a < PROBE_LOW.load(Ordering::Relaxed) {
                     PROBE_LOW.store(a, Ordering::Relaxed);
+                }
+                // Also when SP was known: the store shows it exactly.
+                if let Some((before, witness)) = resync
+                    && let Some(t) = sp_track()
+                {
+                    t.start = Some(a.wrapping_add_signed(witness.wrapping_neg()).wrapping_add_signed(before.wrapping_neg()));
                 }
             },
             MemRW::QEMU_PLUGIN_MEM_RW,

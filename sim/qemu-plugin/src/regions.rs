@@ -35,7 +35,10 @@
 //! address any (probed) store wrote during its completed activations (`stack_low`), and the
 //! `probe` line gives the lowest address of the whole run. Stores are attributed when an
 //! activation opens or closes (every store between two such events goes to every activation
-//! open in between), so the numbers do not depend on how the stores interleave.
+//! open in between), so the numbers do not depend on how the stores interleave. With the SP at
+//! the activation's start (the plugin follows SP from the code, see `cost::SpSteps`), it also
+//! records the most bytes below that entry SP that a store reached (`stack_bytes`), and counts
+//! the activations whose entry SP it did not know (`stack_unknown`).
 //!
 //! # Results
 //!
@@ -50,8 +53,9 @@ use std::collections::BTreeMap;
 use mcubench_wire::{Cycles, OpenRegion, RegionStats, Results, StackCost};
 
 /// Adds one completed activation from `start` to `end` whose probed stores reached `low`
-/// (`u32::MAX`: none) to `stats`; returns its instructions and cycles.
-pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32) -> (u64, u64) {
+/// (`u32::MAX`: none) to `stats`, begun with SP `sp` when probing (`Some(None)`: SP unknown);
+/// returns its instructions and cycles.
+pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32, sp: Option<Option<u32>>) -> (u64, u64) {
     let n = end.insns.saturating_sub(start.insns);
     let c = end.cycles.saturating_sub(start.cycles);
     let first = stats.completed == 0;
@@ -63,6 +67,15 @@ pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32) -> (u64, 
     stats.total += n;
     if low != u32::MAX {
         stats.stack_low = Some(stats.stack_low.map_or(low, |l| l.min(low)));
+    }
+    match sp {
+        None => {}
+        // Bytes below the entry SP: a store at or above it (the caller's frame) adds nothing.
+        Some(Some(sp)) => {
+            let below = sp.saturating_sub(low);
+            stats.stack_bytes = Some(stats.stack_bytes.map_or(below, |b| b.max(below)));
+        }
+        Some(None) => stats.stack_unknown += 1,
     }
     (n, c)
 }
@@ -88,16 +101,17 @@ pub struct Extra<'a> {
 /// Open activations and per-id statistics.
 #[derive(Debug, Default)]
 pub struct Regions {
-    /// (id, start, lowest probed address so far)
-    open: Vec<(u32, At, u32)>,
+    /// (id, start, lowest probed address so far, SP at the start when probing)
+    open: Vec<(u32, At, u32, Option<Option<u32>>)>,
     stats: BTreeMap<u32, RegionStats>,
     errors: Vec<String>,
 }
 
 impl Regions {
-    pub fn enter(&mut self, id: u32, at: At) {
+    /// Opens an activation of `id` at `at`; `sp`: SP then, when probing (`Some(None)`: unknown).
+    pub fn enter(&mut self, id: u32, at: At, sp: Option<Option<u32>>) {
         self.stats.entry(id).or_default().entries += 1;
-        self.open.push((id, at, u32::MAX));
+        self.open.push((id, at, u32::MAX, sp));
     }
 
     /// Folds probed stores (lowest address `low`) into every open activation.
@@ -109,11 +123,11 @@ impl Regions {
 
     pub fn exit(&mut self, id: u32, at: At) {
         match self.open.last() {
-            Some(&(top, start, low)) if top == id => {
+            Some(&(top, start, low, sp)) if top == id => {
                 self.open.pop();
                 // The outer activations contain this one's stores.
                 self.fold_low(low);
-                complete(self.stats.entry(id).or_default(), start, at, low);
+                complete(self.stats.entry(id).or_default(), start, at, low, sp);
             }
             Some(&(top, ..)) => self.error(format!("exit of region {id} while region {top} is the innermost open one")),
             None => self.error(format!("exit of region {id} with no open region")),
@@ -143,7 +157,7 @@ impl Regions {
             cycles,
             regions: stats(&self.stats),
             functions: extra.functions.map(stats).unwrap_or_default(),
-            open: self.open.iter().map(|&(id, at, _)| OpenRegion { id, at: at.insns }).collect(),
+            open: self.open.iter().map(|&(id, at, ..)| OpenRegion { id, at: at.insns }).collect(),
             probe: extra.probe.map(|low| (low != u32::MAX).then_some(low)),
             stacks: extra.stacks,
             errors: self.errors.clone(),
@@ -162,10 +176,10 @@ mod tests {
     #[test]
     fn repeated_and_nested_activations() {
         let mut r = Regions::default();
-        r.enter(1, at(100));
+        r.enter(1, at(100), None);
         r.exit(1, at(150));
-        r.enter(1, at(200));
-        r.enter(2, at(210));
+        r.enter(1, at(200), None);
+        r.enter(2, at(210), None);
         r.exit(2, at(215));
         r.exit(1, at(300));
         let s = &r.stats()[&1];
@@ -198,8 +212,8 @@ mod tests {
     #[test]
     fn recursion_counts_each_activation_inclusively() {
         let mut r = Regions::default();
-        r.enter(3, at(0));
-        r.enter(3, at(10));
+        r.enter(3, at(0), None);
+        r.enter(3, at(10), None);
         r.exit(3, at(20));
         r.exit(3, at(40));
         let s = &r.stats()[&3];
@@ -209,18 +223,22 @@ mod tests {
     #[test]
     fn probed_stores_go_to_every_open_activation_and_the_probe_line() {
         let mut r = Regions::default();
-        r.enter(1, at(0));
+        r.enter(1, at(0), Some(Some(0x2000_0200)));
         r.fold_low(0x2000_0100);
-        r.enter(2, at(10));
+        r.enter(2, at(10), Some(Some(0x2000_00f0)));
         r.fold_low(0x2000_00f0);
         r.exit(2, at(20));
         r.fold_low(0x2000_00e0);
         r.exit(1, at(30));
-        r.enter(3, at(40));
+        r.enter(3, at(40), None);
         r.exit(3, at(50));
         assert_eq!(r.stats()[&2].stack_low, Some(0x2000_00f0));
         assert_eq!(r.stats()[&1].stack_low, Some(0x2000_00e0));
         assert_eq!(r.stats()[&3].stack_low, None);
+        // Entry SP 0x2000_0200, lowest store 0x2000_00e0; region 2's stores were all at or
+        // above its entry SP.
+        assert_eq!(r.stats()[&1].stack_bytes, Some(0x120));
+        assert_eq!(r.stats()[&2].stack_bytes, Some(0));
         let mut functions = BTreeMap::new();
         functions
             .insert(0, RegionStats { entries: 1, completed: 1, total: 3, min: 3, max: 3, ..RegionStats::default() });
@@ -228,7 +246,7 @@ mod tests {
             .results(60, None, Extra { functions: Some(&functions), probe: Some(0x2000_00e0), stacks: Vec::new() })
             .write();
         assert!(
-            text.contains("region id=1 entries=1 completed=1 total=30 min=30 max=30 stack_low=536871136\n"),
+            text.contains("region id=1 entries=1 completed=1 total=30 min=30 max=30 stack_low=536871136 stack_bytes=288\n"),
             "{text}"
         );
         assert!(text.contains("region id=3 entries=1 completed=1 total=10 min=10 max=10\n"), "{text}");
@@ -244,7 +262,7 @@ mod tests {
     fn unbalanced_exits_are_errors_and_open_regions_are_listed() {
         let mut r = Regions::default();
         r.exit(4, at(5));
-        r.enter(1, at(10));
+        r.enter(1, at(10), None);
         r.exit(2, at(20));
         let text = r.results(30, None, Extra::default()).write();
         assert!(text.contains("error exit of region 4 with no open region\n"), "{text}");

@@ -7,7 +7,55 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use crate::callgraph::{CallGraph, Callee, Edge, Resolution, tarjan, tarjan_subset};
 use crate::frame::Frame;
-use crate::report::{Bound, StackReport, Unresolved};
+use crate::report::{Bound, ExcludingPanic, StackReport, Unresolved};
+
+/// Functions that only ever end the program by a panic or abort: Rust's panic machinery
+/// (`core::panicking::*`, the panic handler `rust_begin_unwind`, `__rust_start_panic`, the
+/// out-of-line failure paths of slices, strings, `Option`, `Result`, `RefCell` and allocation,
+/// named `*_fail`/`*_failed`/`panic_*`/`handle_*error`), mcubench's Rust support crate's failure
+/// exit (`mcubench_support::fail_with`: a `panic` record, then exit) and the C library's
+/// `abort`, `__assert_func`, `__assert_fail`, `__assert`, `__stack_chk_fail`, `_exit` and
+/// `_Exit`. Each is no-return by its contract, so a path through one ends the program: cutting
+/// the calls into them removes exactly the panic/abort paths (and what only they reach), never a
+/// path that goes on. `exit` is not one (atexit handlers and stdio flushing run on every normal
+/// exit).
+pub fn is_panic_or_abort(name: &str, demangled: &str) -> bool {
+    const C: [&str; 7] = ["abort", "__assert_func", "__assert_fail", "__assert", "__stack_chk_fail", "_exit", "_Exit"];
+    // rustc ≥ 1.89 mangles the panic handler as `__rustc::rust_begin_unwind`.
+    const RUST_NAMES: [&str; 5] = [
+        "rust_begin_unwind",
+        "__rust_start_panic",
+        "__rustc::rust_begin_unwind",
+        "__rustc::__rust_start_panic",
+        "mcubench_support::fail_with",
+    ];
+    const RUST_PREFIXES: [&str; 3] = ["core::panicking::", "std::panicking::", "core::panic::"];
+    const RUST_FAILURES: [&str; 8] = [
+        "core::option::unwrap_failed",
+        "core::option::expect_failed",
+        "core::result::unwrap_failed",
+        "core::cell::panic_already_borrowed",
+        "core::cell::panic_already_mutably_borrowed",
+        "alloc::alloc::handle_alloc_error",
+        "alloc::raw_vec::handle_error",
+        "alloc::raw_vec::capacity_overflow",
+    ];
+    // Demangled Rust names may end in `::h<hash>` (legacy mangling).
+    let base = match demangled.rsplit_once("::h") {
+        Some((b, h)) if h.len() == 16 && h.bytes().all(|c| c.is_ascii_hexdigit()) => b,
+        _ => demangled,
+    };
+    // `core::slice::index::slice_index_fail`, `core::slice::copy_from_slice_impl::len_mismatch_fail`,
+    // `core::str::slice_error_fail`, ...
+    let slice_or_str_failure = (base.starts_with("core::slice::") || base.starts_with("core::str::"))
+        && (base.ends_with("_fail") || base.contains("_fail::"));
+    C.contains(&name)
+        || RUST_NAMES.contains(&name)
+        || RUST_NAMES.contains(&base)
+        || RUST_PREFIXES.iter().any(|p| base.starts_with(p))
+        || slice_or_str_failure
+        || RUST_FAILURES.iter().any(|f| base == *f || base.starts_with(&format!("{f}::")))
+}
 
 /// A set of assumptions: indices into a table of their texts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -108,17 +156,92 @@ impl CallGraph<'_> {
         unresolved.sort_by(|a, b| (a.at, &a.annotation).cmp(&(b.at, &b.annotation)));
         unresolved.dedup_by(|a, b| a.annotation == b.annotation && a.at == b.at);
         let (roots, reset, handlers) = self.roots(&nodes, &interner);
+        let reset_path = reset.as_ref().map(|r| r.path.clone());
         let msp = self.msp(reset, &handlers, &mut interner);
-        StackReport {
+        let (excluding, excluding_path) = self.excluding_panic(&edges, &rank, &mut interner);
+        let mut report = StackReport {
             functions: self.functions.to_vec(),
             roots,
             msp,
             address_taken: self.taken.all.iter().filter_map(|&a| self.fmap.at(a)).map(|f| f.name.clone()).collect(),
             unresolved,
             packs: Vec::new(),
+            top: None,
+            excluding_panic: None,
             bounds: nodes.into_iter().map(|n| (n.bound, n.assumptions, n.path)).collect(),
             assumption_text: interner.text,
+        };
+        let sound: Vec<Option<u32>> = report.bounds.iter().map(|b| b.0.as_ref().ok().copied()).collect();
+        report.top = reset_path.and_then(|p| report.top_of(&p, &|i| sound[i]));
+        report.excluding_panic = excluding.map(|mut x| {
+            x.top = excluding_path.and_then(|(p, b)| report.top_of(&p, &|i| b[i]));
+            x
+        });
+        report
+    }
+
+    /// The bounds with every call into a panic/abort function cut and the fault-only handlers
+    /// left out of the main stack (see [`ExcludingPanic`]), and the reset root's worst path
+    /// then. `None` without a reset handler.
+    /// Also returns the bound of every function then (indexed like `functions`).
+    #[allow(clippy::type_complexity)]
+    fn excluding_panic(
+        &self,
+        edges: &[Vec<Edge>],
+        rank: &[Option<usize>],
+        interner: &mut Interner,
+    ) -> (Option<ExcludingPanic>, Option<(Vec<usize>, Vec<Option<u32>>)>) {
+        let panic: Vec<bool> = self.functions.iter().map(|f| is_panic_or_abort(&f.name, &f.demangled)).collect();
+        let cut: Vec<Vec<Edge>> = edges
+            .iter()
+            .map(|es| es.iter().filter(|e| !matches!(e, Ok(c) if panic[c.to])).cloned().collect())
+            .collect();
+        // The unresolved sites were reported by the sound pass already.
+        let nodes = self.bounds(&cut, rank, &mut Vec::new(), interner);
+        let (_, reset, handlers) = self.roots(&nodes, interner);
+        let Some(reset) = reset else { return (None, None) };
+        let faults = self.fault_only_handlers();
+        let handlers: Vec<(usize, Node)> = handlers.into_iter().filter(|(i, _)| !faults.contains(i)).collect();
+        let path = reset.path.clone();
+        let reset_bound = to_bound(&reset.bound, &reset.assumptions, &interner.text);
+        let msp = self.msp(Some(reset), &handlers, interner);
+        let mut panic_functions: Vec<String> =
+            (0..self.functions.len()).filter(|&i| panic[i]).map(|i| self.functions[i].demangled.clone()).collect();
+        panic_functions.sort();
+        panic_functions.dedup();
+        let x = ExcludingPanic {
+            reset: reset_bound,
+            msp,
+            path: path.iter().map(|&p| self.functions[p].demangled.clone()).collect(),
+            top: None,
+            panic_functions,
+            fault_handlers: faults.iter().map(|&i| self.functions[i].name.clone()).collect(),
+        };
+        let bounds = nodes.iter().map(|n| n.bound.as_ref().ok().copied()).collect();
+        (Some(x), Some((path, bounds)))
+    }
+
+    /// Functions that the vector table names only as fault handlers (vectors 3 to 7:
+    /// HardFault, MemManage, BusFault, UsageFault, SecureFault), never for another exception or
+    /// interrupt. Read like [`CallGraph::roots`] reads the table.
+    fn fault_only_handlers(&self) -> Vec<usize> {
+        let Some(vt) = self.image.vector_table() else { return Vec::new() };
+        let count = self.image.section_by_name(&vt.section).map_or(0, |s| s.size / 4) as u32;
+        let mut fault = std::collections::BTreeSet::new();
+        let mut other = std::collections::BTreeSet::new();
+        for k in 2..count {
+            let Some(w) = self.image.word_at(vt.address + u64::from(k) * 4) else { break };
+            if w == 0 || w & 1 == 0 {
+                continue;
+            }
+            let Some(i) = self.index_of(w) else { continue };
+            if (3..=7).contains(&k) {
+                fault.insert(i);
+            } else {
+                other.insert(i);
+            }
         }
+        fault.difference(&other).copied().collect()
     }
 
     /// The order in which a depth-first walk of the call graph from the roots (reset handler
@@ -713,4 +836,37 @@ fn deepest_from_cut(
     }
     memo.insert((a, left.to_vec()), v);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_panic_or_abort;
+
+    #[test]
+    fn panic_and_abort_functions_by_name() {
+        for (name, demangled) in [
+            ("abort", "abort"),
+            ("__assert_func", "__assert_func"),
+            ("__stack_chk_fail", "__stack_chk_fail"),
+            ("_exit", "_exit"),
+            ("_RNvCs1_7___rustc17rust_begin_unwind", "__rustc::rust_begin_unwind"),
+            ("x", "core::panicking::panic_fmt"),
+            ("x", "core::panicking::panic_bounds_check::h0123456789abcdef"),
+            ("x", "core::slice::index::slice_index_fail"),
+            ("x", "core::slice::copy_from_slice_impl::len_mismatch_fail"),
+            ("x", "core::option::unwrap_failed"),
+            ("x", "mcubench_support::fail_with"),
+        ] {
+            assert!(is_panic_or_abort(name, demangled), "{demangled}");
+        }
+        for (name, demangled) in [
+            ("exit", "exit"),
+            ("x", "<core::panic::panic_info::PanicMessage as core::fmt::Display>::fmt"),
+            ("x", "core::fmt::write"),
+            ("x", "core::slice::sort::stable::drift::sort"),
+            ("failure", "failure"),
+        ] {
+            assert!(!is_panic_or_abort(name, demangled), "{demangled}");
+        }
+    }
 }

@@ -113,8 +113,9 @@ pub use exception::{
     ADDITIONAL_STATE_CONTEXT, Arch, BASIC_EXCEPTION_FRAME, EXCEPTION_ALIGN_PAD, EXTENDED_EXCEPTION_FRAME,
     SECURE_FP_EXTRA, exception_frame,
 };
+pub use bound::is_panic_or_abort;
 pub use frame::{CallKind, CallSite, Frame, FunctionStack, Loaded};
-pub use report::{Bound, BoundView, PathStep, RootBound, StackReport, StackView, Unresolved};
+pub use report::{Bound, BoundView, Contributor, ExcludingPanic, PathStep, RootBound, StackReport, StackView, Unresolved};
 
 use callgraph::{CallGraph, address_taken, data_objects, name_index};
 

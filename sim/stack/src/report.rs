@@ -76,6 +76,13 @@ pub struct StackReport {
     /// pack or entry was not applied.
     #[serde(default)]
     pub packs: Vec<crate::packs::PackUse>,
+    /// The function that adds the most to the reset root's worst path.
+    #[serde(default)]
+    pub top: Option<Contributor>,
+    /// The bounds without panic/abort paths and fault handlers: what dominates the sound bound.
+    /// Informative only: never a bound of the program.
+    #[serde(default)]
+    pub excluding_panic: Option<ExcludingPanic>,
     /// Bound, assumptions and worst path (function indices) of every function, indexed like
     /// `functions`; [`StackReport::bound_of`] turns one into a [`Bound`]. Kept compact (the
     /// assumptions as a set of indices into `assumption_text`): a function's assumptions are
@@ -85,6 +92,38 @@ pub struct StackReport {
     pub(crate) bounds: Vec<(Result<u32, String>, Assumptions, Vec<usize>)>,
     #[serde(skip)]
     pub(crate) assumption_text: Vec<String>,
+}
+
+/// The function that adds the most bytes to a worst path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contributor {
+    pub function: String,
+    /// Its own frame (bytes).
+    pub frame: u32,
+    /// What it adds to the path: its bound less the next step's (all its activations, when it
+    /// recurses), or its bound when it is the last step.
+    pub bytes: u32,
+}
+
+/// The bounds with the edges into panic/abort functions (see [`is_panic_or_abort`]) cut, so
+/// that everything reachable only through them drops out, and with the handlers that only
+/// fault vectors (HardFault, MemManage, BusFault, UsageFault, SecureFault) name left out of the
+/// main stack. It shows what dominates the sound bound; it is no bound of the program (a panic
+/// or fault does run that code).
+///
+/// [`is_panic_or_abort`]: crate::is_panic_or_abort
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExcludingPanic {
+    pub reset: Bound,
+    pub msp: Bound,
+    /// The reset root's worst path without them.
+    pub path: Vec<String>,
+    /// The function that adds the most to that path.
+    pub top: Option<Contributor>,
+    /// The panic/abort functions found (their calls were cut).
+    pub panic_functions: Vec<String>,
+    /// The fault handlers left out of the main stack.
+    pub fault_handlers: Vec<String>,
 }
 
 /// One step of a worst path: the function, its frame, and the call to the next step.
@@ -123,6 +162,10 @@ pub struct StackView {
     pub not_found: Vec<String>,
     /// The shipped annotation packs that recognised (or nearly recognised) the ELF.
     pub packs: Vec<crate::packs::PackUse>,
+    /// The function that adds the most to the reset root's worst path.
+    pub top: Option<Contributor>,
+    /// The bounds without panic/abort paths and fault handlers (informative, not a bound).
+    pub excluding_panic: Option<ExcludingPanic>,
 }
 
 impl StackReport {
@@ -164,6 +207,30 @@ impl StackReport {
         out
     }
 
+    /// The step of `path` (function indices, root first) that adds the most bytes (the first of
+    /// equals): what its bound adds to the next step's (`bound_of`), which counts every
+    /// activation of a recursive function; its SP depth at the call to the next step, or its
+    /// frame when last, where a bound is unknown. `None` when the path's root has no bound.
+    pub(crate) fn top_of(&self, path: &[usize], bound_of: &dyn Fn(usize) -> Option<u32>) -> Option<Contributor> {
+        bound_of(*path.first()?)?;
+        let mut best: Option<Contributor> = None;
+        let steps = self.steps(path);
+        for (k, s) in steps.into_iter().enumerate() {
+            let Some(frame) = s.frame else { continue };
+            let here = bound_of(path[k]);
+            let next = path.get(k + 1).map(|&j| bound_of(j));
+            let bytes = match (here, next) {
+                (Some(h), None) => h,
+                (Some(h), Some(Some(n))) => h.saturating_sub(n),
+                _ => s.call_depth.unwrap_or(frame),
+            };
+            if best.as_ref().is_none_or(|b| bytes > b.bytes) {
+                best = Some(Contributor { function: s.function, frame, bytes });
+            }
+        }
+        best
+    }
+
     /// Bound and worst path (function indices) of function `i` (indexed like `functions`).
     pub fn bound_of(&self, i: usize) -> Option<(Bound, Vec<usize>)> {
         self.bounds.get(i).map(|(b, a, path)| (to_bound(b, a, &self.assumption_text), path.clone()))
@@ -203,6 +270,8 @@ impl StackReport {
             unresolved: self.unresolved.clone(),
             not_found,
             packs: self.packs.clone(),
+            top: self.top.clone(),
+            excluding_panic: self.excluding_panic.clone(),
         }
     }
 
@@ -299,6 +368,31 @@ impl StackReport {
             one(&mut s, r);
         }
         let _ = writeln!(s, "MSP (reset + nested handlers): {}", bound_text(&v.msp));
+        if let Some(t) = &self.top {
+            let _ = writeln!(s, "top contributor: {} ({} B on the worst path, frame {} B)", t.function, t.bytes, t.frame);
+        }
+        if let Some(x) = &self.excluding_panic {
+            let _ = writeln!(
+                s,
+                "bound excl. panic/fault paths (informative, not a bound): reset {}, MSP {}",
+                bound_text(&x.reset),
+                bound_text(&x.msp)
+            );
+            let _ = writeln!(s, "    worst path: {}", x.path.join(" > "));
+            if let Some(t) = &x.top {
+                let _ = writeln!(s, "    top contributor: {} ({} B, frame {} B)", t.function, t.bytes, t.frame);
+            }
+            let _ = writeln!(
+                s,
+                "    cut: calls to {} panic/abort function(s){}",
+                x.panic_functions.len(),
+                if x.fault_handlers.is_empty() {
+                    String::new()
+                } else {
+                    format!("; fault handlers left out: {}", x.fault_handlers.join(", "))
+                }
+            );
+        }
         for f in &v.functions {
             one(&mut s, f);
         }

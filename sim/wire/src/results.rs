@@ -11,7 +11,7 @@
 //! cycles <n>                      (with core=, when every executed block could be priced)
 //! cycles-unavailable <reason>     (with core=, instead of `cycles`: e.g. an undecodable instruction ran)
 //! model <free text>               (with core=: the cycle model's description)
-//! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>][ stack_low=<addr>]
+//! region id=<id> entries=<n> completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>][ stack_low=<addr>][ stack_bytes=<n>][ stack_unknown=<n>]
 //! function id=<id> entries=<n> completed=<n> total=<n> ...   (function regions; fields as `region`)
 //! site id=<id>[ ret=<addr>] completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>]
 //! call id=<id> insns=<n>[ cycles=<n>][ ret=<addr>][ bytes=<n>]
@@ -25,7 +25,10 @@
 //! Lines come in this order. `insns` is the whole run's instruction count. `region` and
 //! `function` lines come in ascending id order; `min` and `max` are 0 when `completed=0`. They
 //! carry the three cycle fields exactly when a `cycles` line is present, and `stack_low`
-//! (decimal address) when probing and a probed store happened in a completed activation.
+//! (decimal address) when probing and a probed store happened in a completed activation. When
+//! probing, `stack_bytes` is the most bytes below its entry SP that a completed activation's
+//! stores reached, over the activations whose entry SP the plugin knew, and `stack_unknown`
+//! (when not 0) counts the completed activations whose entry SP it did not know.
 //!
 //! `site` and `call` lines follow the `region` or `function` line of their id (the plugin writes
 //! them for function regions only):
@@ -79,6 +82,11 @@ pub struct RegionStats {
     pub cycles: Option<(u64, u64, u64)>,
     /// Stack probe: the lowest stack address a probed store wrote during a completed activation.
     pub stack_low: Option<u32>,
+    /// Stack probe: the most bytes below its entry SP (SP when the activation began) that a
+    /// probed store of a completed activation wrote, over the activations whose entry SP the
+    /// plugin knew; `stack_unknown` counts the others.
+    pub stack_bytes: Option<u32>,
+    pub stack_unknown: u64,
     /// The completed activations by return address (call site; `None`: no return address).
     /// Empty for marker regions. Every completed activation is in exactly one site.
     pub sites: BTreeMap<Option<u32>, Site>,
@@ -193,6 +201,12 @@ impl RegionStats {
         }
         if let Some(low) = self.stack_low {
             let _ = write!(out, " stack_low={low}");
+        }
+        if let Some(bytes) = self.stack_bytes {
+            let _ = write!(out, " stack_bytes={bytes}");
+        }
+        if self.stack_unknown > 0 {
+            let _ = write!(out, " stack_unknown={}", self.stack_unknown);
         }
         out.push('\n');
         for (ret, site) in &self.sites {
@@ -403,6 +417,10 @@ impl Results {
                             if let Some(low) = f.remove("stack_low") {
                                 s.stack_low = Some(address(low, "stack_low")?);
                             }
+                            if let Some(bytes) = f.remove("stack_bytes") {
+                                s.stack_bytes = Some(address(bytes, "stack_bytes")?);
+                            }
+                            s.stack_unknown = f.remove("stack_unknown").unwrap_or(0);
                             let function = kind == "function";
                             let map = if function { &mut r.functions } else { &mut r.regions };
                             if map.insert(id, s).is_some() {

@@ -178,6 +178,8 @@ fn per_call(with_cycles: bool) -> RegionStats {
         max: 30,
         cycles: c3(130, 20, 70),
         stack_low: None,
+        stack_bytes: None,
+        stack_unknown: 0,
         sites: BTreeMap::from([
             (None, Site { completed: 1, total: 30, min: 30, max: 30, cycles: c3(70, 70, 70) }),
             (Some(0x105), Site { completed: 2, total: 30, min: 10, max: 20, cycles: c3(60, 20, 40) }),
@@ -196,7 +198,7 @@ fn results_round_trip() {
         insns: 1000,
         cycles: Some(Cycles { model: "cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS".into(), total: Ok(2500) }),
         regions: BTreeMap::from([
-            (0, stats(500, Some((900, 900, 900)), Some(0x2000_0100))),
+            (0, RegionStats { stack_bytes: Some(256), stack_unknown: 2, ..stats(500, Some((900, 900, 900)), Some(0x2000_0100)) }),
             (
                 3,
                 RegionStats {

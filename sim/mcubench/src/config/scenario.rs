@@ -287,6 +287,9 @@ struct RawScenario {
     /// Record the lowest stack address written (per region and whole run) with store callbacks.
     #[serde(default, rename = "stack-probe")]
     stack_probe: bool,
+    /// Which static bound the `stack-static` budget checks.
+    #[serde(default, rename = "stack-static-budget")]
+    stack_static_budget: StackStaticBudget,
     /// Verdict rules for firmware that does not speak the result protocol.
     verdict: Option<ConsoleRules>,
     /// Variables whose every combination is a cell (with `firmware.command`/`elf` templates).
@@ -340,6 +343,18 @@ impl Profile {
     }
 }
 
+/// Which static stack bound the `stack-static` budget checks (`stack-static-budget:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StackStaticBudget {
+    /// The sound bound of the reset path (default).
+    #[default]
+    Sound,
+    /// The bound with panic/abort paths cut (`stack_static.excluding_panic.reset`): a choice the
+    /// scenario makes explicitly, for firmware whose panics end the run anyway.
+    ExcludingPanic,
+}
+
 #[derive(Debug, Clone)]
 pub struct Scenario {
     pub name: String,
@@ -354,6 +369,8 @@ pub struct Scenario {
     pub regions: Vec<RegionSpec>,
     /// Record the lowest stack address written (`stack-probe: true`).
     pub stack_probe: bool,
+    /// Which static bound the `stack-static` budget checks (`stack-static-budget:`).
+    pub stack_static_budget: StackStaticBudget,
     /// Per-profile measurement settings ([`Scenario::measure`]).
     pub measures: IndexMap<String, Measure>,
     /// `firmware.vectors`, loaded: the host's copy of the KAT vectors.
@@ -546,6 +563,7 @@ impl Scenario {
             timeout: raw.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
             regions: raw.regions,
             stack_probe: raw.stack_probe,
+            stack_static_budget: raw.stack_static_budget,
             measures,
             vectors,
             verdict: raw.verdict,
@@ -591,6 +609,7 @@ impl Scenario {
             timeout,
             regions: Vec::new(),
             stack_probe: false,
+            stack_static_budget: StackStaticBudget::Sound,
             measures: IndexMap::new(),
             vectors: None,
             verdict: None,
@@ -818,6 +837,16 @@ timeout: 20 s
         assert!(err.contains("cannot be negative"), "{err}");
         let err = load(&dir, &format!("{GOOD}regressions: {{ flsh: 1 % }}\n")).unwrap_err();
         assert!(err.contains("unknown field `flsh`"), "{err}");
+    }
+
+    #[test]
+    fn stack_static_budget_is_sound_unless_the_scenario_says_otherwise() {
+        let dir = fixture_dir();
+        assert_eq!(load(&dir, GOOD).unwrap().stack_static_budget, StackStaticBudget::Sound);
+        let s = load(&dir, &format!("{GOOD}stack-static-budget: excluding-panic\n")).unwrap();
+        assert_eq!(s.stack_static_budget, StackStaticBudget::ExcludingPanic);
+        let err = load(&dir, &format!("{GOOD}stack-static-budget: no-panic\n")).unwrap_err();
+        assert!(err.contains("stack-static-budget") && err.contains("excluding-panic"), "{err}");
     }
 
     #[test]

@@ -232,24 +232,63 @@ pub fn exception_handlers(image: &ElfImage) -> Vec<u32> {
 /// clones such as `mb_measure.constprop.0` included) and the Rust support crate's `measure`.
 const PAINTERS: [&str; 2] = ["mb_measure", "mcubench_support::measure"];
 
-/// The stack probe for `image`: the stack from the lowest address it may reach (cortex-m-rt's
-/// `_stack_end`, else the end of the static RAM data below the initial SP) up to the initial SP
-/// (vector table word 0); stores by the reset handler (which paints the whole stack) and by the
-/// stack-painting helpers [`PAINTERS`] are ignored. `None` without a vector table.
-pub fn stack_probe_range(image: &ElfImage) -> Option<StackProbeRange> {
-    let hi = image.vector_table()?.initial_sp;
-    let lo = match image.symbol("_stack_end") {
-        Some(s) if (s.address as u32) < hi => s.address as u32,
-        _ => image
-            .sections()
-            .iter()
-            .filter(|s| s.alloc && s.size > 0 && (s.write || s.nobits))
-            .filter(|s| mcubench_elf::memory::categorize(s) != mcubench_elf::Category::Reservation)
-            .map(|s| s.vma.saturating_add(s.size))
-            .filter(|&end| end <= u64::from(hi))
-            .max()
-            .map_or(hi & !0xffff, |end| end as u32),
-    };
+/// Linker-script symbols at the lowest address of the stack region (or the highest of the heap
+/// below it): cortex-m-rt's `_stack_end`, CMSIS's `__StackLimit` and `__HeapLimit`, vendor
+/// scripts' `_sstack`, newlib ports' `__heap_end`, `__heap_limit` and `_heap_end`.
+const STACK_FLOOR_SYMBOLS: [&str; 7] =
+    ["_stack_end", "__StackLimit", "_sstack", "__HeapLimit", "__heap_end", "__heap_limit", "_heap_end"];
+
+/// Functions through which newlib's malloc grows a heap from `end` towards the stack.
+const SBRK_SYMBOLS: [&str; 3] = ["_sbrk", "_sbrk_r", "sbrk"];
+
+/// The stack region of `image`, `[low, high)`, and what `low` came from: `high` is the initial
+/// SP (vector table word 0); `low` the highest of [`STACK_FLOOR_SYMBOLS`] below it, or
+/// STM32CubeIDE's `_estack - _Min_Stack_Size`; without any of them, the end of the static RAM
+/// data below the initial SP if the ELF has no heap (no [`SBRK_SYMBOLS`]). Otherwise the heap
+/// and the stack share the memory between `end` and the initial SP and no store address tells
+/// them apart: an error that says so (the probe does not guess).
+pub fn stack_region(image: &ElfImage) -> Result<(u32, u32, String), String> {
+    let hi = image
+        .vector_table()
+        .ok_or_else(|| "no vector table, so no initial SP for the stack probe".to_string())?
+        .initial_sp;
+    let mut floors: Vec<(u32, String)> = STACK_FLOOR_SYMBOLS
+        .iter()
+        .filter_map(|n| image.symbol(n).map(|s| (s.address as u32, format!("`{n}`"))))
+        .collect();
+    if let (Some(top), Some(size)) = (image.symbol("_estack"), image.symbol("_Min_Stack_Size")) {
+        let lo = (top.address as u32).wrapping_sub(size.address as u32);
+        floors.push((lo, "`_estack - _Min_Stack_Size`".into()));
+    }
+    // The highest; of equal ones the first named (a stack symbol before a heap one).
+    if let Some((lo, from)) = floors.into_iter().filter(|(a, _)| *a < hi).rev().max_by_key(|(a, _)| *a) {
+        return Ok((lo, hi, from));
+    }
+    if let Some(sbrk) = SBRK_SYMBOLS.iter().find(|n| image.symbol(n).is_some()) {
+        return Err(format!(
+            "stack region not found: the ELF grows a heap (`{sbrk}`) from `end` towards the stack and has no \
+             symbol that bounds the stack ({}, `_estack - _Min_Stack_Size`), so heap and stack stores cannot be \
+             told apart; define `__StackLimit` (or `__HeapLimit`) in the linker script",
+            STACK_FLOOR_SYMBOLS.map(|n| format!("`{n}`")).join(", ")
+        ));
+    }
+    let lo = image
+        .sections()
+        .iter()
+        .filter(|s| s.alloc && s.size > 0 && (s.write || s.nobits))
+        .filter(|s| mcubench_elf::memory::categorize(s) != mcubench_elf::Category::Reservation)
+        .map(|s| s.vma.saturating_add(s.size))
+        .filter(|&end| end <= u64::from(hi))
+        .max()
+        .map_or(hi & !0xffff, |end| end as u32);
+    Ok((lo, hi, "the end of the static RAM data (no heap)".into()))
+}
+
+/// The stack probe for `image`: the stack region [`stack_region`]; stores by the reset handler
+/// (which paints the whole stack) and by the stack-painting helpers [`PAINTERS`] are ignored.
+/// An error says why there is no stack region.
+pub fn stack_probe_range(image: &ElfImage) -> Result<StackProbeRange, String> {
+    let (lo, hi, _) = stack_region(image)?;
     let map = FunctionMap::new(image);
     let reset = image.vector_table().map(|v| v.reset & !1);
     let skip = map
@@ -264,7 +303,7 @@ pub fn stack_probe_range(image: &ElfImage) -> Option<StackProbeRange> {
         })
         .map(|f| (f.start, f.end))
         .collect();
-    Some(StackProbeRange { lo, hi, skip })
+    Ok(StackProbeRange { lo, hi, skip })
 }
 
 /// One function of the shadow stack's table: `[start, start + size)`, its display name.

@@ -56,6 +56,10 @@ pub struct KatReport {
     /// operation (between its region markers); absent without the probe or without a store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_lowest: Option<u32>,
+    /// Stack probe: bytes below the SP at the operation's region entry that a store reached;
+    /// absent without the probe or when the plugin lost track of SP at the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_probe_bytes: Option<u32>,
     /// Heap bytes the operation took above what was in use when it started (`heap=` on its `kat`
     /// record); absent when the firmware does not report its heap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,13 +73,22 @@ pub struct KatReport {
 }
 
 /// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackProbe {
-    /// Lowest stack address written by a store (stores by the reset handler and the firmware's
-    /// stack-painting helpers excluded); `None` when nothing was written.
+    /// Lowest address of the stack region a store wrote (stores by the reset handler and the
+    /// firmware's stack-painting helpers excluded; stores to the heap and outside the region are
+    /// not stack stores); `None` when nothing was written or there was no probe.
     pub lowest: Option<u32>,
-    /// Initial SP (vector table word 0) minus `lowest`.
-    pub bytes: u32,
+    /// Bytes below the run's entry SP (the initial SP, vector table word 0) that stores reached:
+    /// initial SP minus `lowest`; `None` when the stack region was not found (see `note`).
+    pub bytes: Option<u32>,
+    /// The stack region the probe counted, `[low, high)`; `None` when not found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 2]>,
+    /// Where the region's low end came from (a linker symbol, or the end of static data), or why
+    /// no region was found.
+    #[serde(default)]
+    pub note: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,6 +216,26 @@ pub struct StaticStack {
     pub msp: Option<u32>,
     /// Why it is unbounded, or how many assumptions a bounded result rests on.
     pub note: String,
+    /// The function that adds the most to the reset path's worst path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<mcubench_stack::Contributor>,
+    /// The bounds without panic/abort paths and fault handlers ("bound excl. panic/fault
+    /// paths"): informative, never a bound of the program; the `stack-static` budget checks it
+    /// only with `stack-static-budget: excluding-panic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluding_panic: Option<StaticExcludingPanic>,
+}
+
+/// [`StaticStack::excluding_panic`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaticExcludingPanic {
+    /// Bytes of the reset path without panic/abort paths; `None` when unbounded.
+    pub reset: Option<u32>,
+    /// Bytes of the main stack without them and without the fault handlers; `None` when unbounded.
+    pub msp: Option<u32>,
+    /// The function that adds the most to that reset path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<mcubench_stack::Contributor>,
 }
 
 impl CellReport {

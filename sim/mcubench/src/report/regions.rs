@@ -34,6 +34,10 @@ pub struct RegionReport {
     /// Stack probe: the lowest stack address written during a completed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_lowest: Option<u32>,
+    /// Stack probe: the most bytes below its entry SP (SP at the call) that a completed call's
+    /// stores reached; absent when the plugin lost track of SP at some call's entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_probe_bytes: Option<u32>,
     /// Bytes the completed calls processed in all (`bytes:` in the scenario: bytes per call ×
     /// calls); absent without `bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,6 +246,7 @@ impl RegionReport {
             instructions: PerCall { total: s.total, min: s.min, max: s.max },
             cycles,
             stack_lowest: s.stack_low,
+            stack_probe_bytes: crate::pipeline::probe_bytes(s),
             bytes,
             cycles_per_byte: per_byte(cycles.map(|c| c.total), bytes),
             per_call_dropped: s.completed.saturating_sub(s.calls.len() as u64),
@@ -280,6 +285,7 @@ mod tests {
             stack_low: None,
             sites,
             calls,
+            ..RegionStats::default()
         }
     }
 

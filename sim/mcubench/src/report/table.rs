@@ -23,6 +23,13 @@ impl RunReport {
                 .map(String::from)
                 .to_vec(),
         ];
+        // The static bound excluding panic/abort paths beside the sound one, when it differs
+        // for any cell (informative: "static B" stays the bound).
+        let excl = |c: &CellReport| c.stack_static.as_ref().and_then(|s| s.excluding_panic.as_ref().map(|x| x.reset));
+        let excluding = self.cells.iter().any(|c| excl(c).is_some_and(|x| x != c.stack_static.as_ref().and_then(|s| s.reset)));
+        if excluding {
+            rows[0].insert(9, "excl. panic B".into());
+        }
         // The stack probe's whole-run bytes beside the painted mark, when any cell probed.
         let probed = self.cells.iter().any(|c| c.stack_probe.is_some());
         if probed {
@@ -67,8 +74,18 @@ impl RunReport {
                 opt(c.cycles_total),
                 budget,
             ];
+            if excluding {
+                row.insert(9, excl(c).map_or("-".to_string(), |x| x.map_or("unbounded".to_string(), |b| b.to_string())));
+            }
             if probed {
-                row.insert(8, opt(c.stack_probe.map(|p| u64::from(p.bytes))));
+                // Without a stack region the probe has no number: say so ("no region"; the note says why).
+                row.insert(
+                    8,
+                    match &c.stack_probe {
+                        Some(p) if p.bytes.is_none() && p.region.is_none() => "no region".to_string(),
+                        p => opt(p.as_ref().and_then(|p| p.bytes).map(u64::from)),
+                    },
+                );
             }
             if heaped {
                 row.insert(8, opt(c.heap_peak.map(u64::from)));
@@ -211,7 +228,7 @@ impl RunReport {
             header.extend(["bytes".to_string(), "cycles/B".to_string()]);
         }
         if probed {
-            header.push("stack lowest".into());
+            header.extend(["stack lowest".to_string(), "probe B".to_string()]);
         }
         let mut rows = vec![header];
         for c in &self.cells {
@@ -225,6 +242,7 @@ impl RunReport {
                 }
                 if probed {
                     row.push(r.stack_lowest.map_or("-".to_string(), |a| format!("0x{a:08x}")));
+                    row.push(opt(r.stack_probe_bytes.map(u64::from)));
                 }
                 rows.push(row);
                 for s in &r.by_caller {
@@ -236,7 +254,7 @@ impl RunReport {
                         row.push(fmt_per_byte(s.cycles_per_byte));
                     }
                     if probed {
-                        row.push(String::new());
+                        row.extend([String::new(), String::new()]);
                     }
                     rows.push(row);
                 }
