@@ -26,6 +26,11 @@ pub struct TbCost {
     pub fall_through: u64,
     /// Extra cycles when the final conditional branch is taken; 0 when there is none.
     pub taken_extra: u64,
+    /// Extra cycles when the TB is entered by a taken branch, call, return or jump rather than
+    /// by running on from the instruction before it (the target's alignment and width).
+    pub branch_entry: u64,
+    /// The TB can run on into the TB at `fall`: it ends without writing PC, or conditionally.
+    pub runs_on: bool,
     /// Address after the last instruction: the successor when a conditional branch is not taken.
     pub fall: u32,
     /// `prefix[i]`: cycles of instructions `0..=i` (for the partial-TB correction at markers).
@@ -76,6 +81,8 @@ pub fn price(
     Ok(TbCost {
         fall_through: cost.fall_through,
         taken_extra: cost.taken_extra,
+        branch_entry: cost.branch_entry,
+        runs_on: !last.writes.contains(PC) || last.conditional,
         fall: last.addr.wrapping_add(u32::from(last.len)),
         prefix,
         stores,

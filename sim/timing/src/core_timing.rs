@@ -27,8 +27,9 @@ impl CoreTiming for Core {
         match self {
             Core::CortexM0 => 2,
             Core::CortexM0Plus | Core::CortexM3 | Core::CortexM4 | Core::CortexM4F | Core::CortexM33 => 1,
-            // [M7] branch predictor: a correctly predicted taken branch costs little; 1 is a
-            // middle estimate between predicted (0) and mispredicted (~5–8) cases.
+            // [M7] direct branches are priced as predicted (no refill, m7.rs); P applies to
+            // indirect ones (BX, POP {pc}, LDR pc): 1, a middle estimate between predicted (0)
+            // and mispredicted (6-8, jnk0le/random cortex_m7.md) cases.
             Core::CortexM7 => 1,
         }
     }

@@ -4,9 +4,41 @@
 use mcubench_thumb::{Class, FpClass, Insn, SpEffect};
 use mcubench_wire::Core;
 
+use crate::Pipe;
 use crate::fetch::{literal_wait, refill};
 use crate::insn::{address_uses, conditional_branch, writes_pc};
 use crate::params::{Multiplier, Params};
+
+/// Fetch sources (public board measurements, read for these rules):
+/// - [compendium] "Alignment rules", https://compendium.i-0.nl/docs/instruction-alignment/rules
+///   (measured on an STM32 Cortex-M4 from flash at 0 WS): "Groups of three or more unaligned wide
+///   instructions will take one extra cycle"; "Branches to unaligned wide instructions will take
+///   one extra cycle".
+/// - [jnk0le] github:jnk0le/random@3dfc2abd, "pipeline cycle test/doc/cortex_m3m4.md" (STM32F103
+///   and STM32F407 measured with DWT.CYCCNT).
+///
+/// A wide (32-bit) instruction is unaligned when it starts at a halfword (addr % 4 == 2): it
+/// straddles two fetch words.
+fn unaligned_wide(insn: &Insn) -> bool {
+    insn.len == 4 && insn.addr % 4 == 2
+}
+
+/// [M3]/[M4] §3.3.1 "P ... ranges from 1 to 3 depending on the alignment and width of the target
+/// instruction"; [compendium]: a branch to an unaligned wide instruction costs one more cycle
+/// than P = 1 (its two halves need two fetches before it can be decoded).
+pub(crate) fn branch_target_extra(first: &Insn) -> u32 {
+    u32::from(unaligned_wide(first))
+}
+
+/// [`cost`] plus the fetch rule that spans instructions: [compendium] a run of three or more
+/// unaligned wide instructions costs one extra cycle (the prefetch buffer, which the fetch of a
+/// 32-bit word per cycle keeps ahead of 16-bit code, drains on straddling 32-bit code). Charged
+/// once, at the third instruction of the run.
+pub(crate) fn step(params: &Params, core: Core, pipe: &mut Pipe, prev: Option<&Insn>, insn: &Insn) -> (u32, u32) {
+    let (c, taken) = cost(params, core, prev, insn);
+    pipe.unaligned_run = if unaligned_wide(insn) { pipe.unaligned_run.saturating_add(1) } else { 0 };
+    (c + u32::from(pipe.unaligned_run == 3), taken)
+}
 
 /// Cost of `insn` after `prev` in the same block, and the extra cycles if it is a conditional
 /// branch that is taken. (Also prices the few ARMv7-M classes on the ARMv6-M model's behalf.)
@@ -67,7 +99,7 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
                 // [M4] LDR PC: 2+P ("LDR to PC: 2+P or more").
                 return (2 + extra + p, 0);
             }
-            let base = if pipelines_after(prev, insn) { 1 } else { 2 };
+            let base = if pipelines_after(core, prev, insn) { 1 } else { 2 };
             (base + extra + address_dependency(prev, insn), 0)
         }
         Class::Store { .. } => {
@@ -75,15 +107,17 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
             // instruction thanks to the write buffer. Register-offset stores are 2 unless
             // pipelined after a load/store.
             let register_offset = insn.mem.is_some_and(|m| m.index.is_some());
-            let base = if !register_offset || pipelines_after(prev, insn) { 1 } else { 2 };
+            let base = if !register_offset || pipelines_after(core, prev, insn) { 1 } else { 2 };
             (base + address_dependency(prev, insn), 0)
         }
         // [M4]/[M3] LDRD, STRD: 1+N with N = 2; they do not pipeline.
         Class::LoadDouble | Class::StoreDouble => (3 + address_dependency(prev, insn), 0),
         // [M4]/[M3] LDM/STM/PUSH/POP: 1+N; POP/LDM with PC: 1+N+P.
+        // [jnk0le] "stores can't be pipelined with following load multiple (but can with
+        // `stm`)": one more cycle after a single store.
         Class::LoadMultiple { regs } => {
-            let n = u32::from(regs);
-            if writes_pc(insn) { taken_pc(1 + n) } else { (1 + n, 0) }
+            let n = 1 + u32::from(regs) + u32::from(prev.is_some_and(|p| matches!(p.class, Class::Store { .. })));
+            if writes_pc(insn) { taken_pc(n) } else { (n, 0) }
         }
         Class::StoreMultiple { regs } => (1 + u32::from(regs), 0),
         // [M4]/[M3] DMB/DSB/ISB: 1+B, B = 0 when the bus is idle (no outstanding writes here).
@@ -94,12 +128,12 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
         // SVC/BKPT/UDF trap: the instruction only; the plugin adds exception entry
         // ([`crate::CoreTiming::exception_entry`]) when the handler starts.
         Class::System => (if insn.mnemonic.starts_with("cps") { 1 } else { 2 }, 0),
-        Class::Fp(fp) => (fp_cost(params, prev, insn, fp), 0),
+        Class::Fp(fp) => (fp_cost(params, core, prev, insn, fp), 0),
     }
 }
 
 /// [M4] §7.2.3 Table 7-1, FPv4-SP; double precision only exists on FPv5 (M7, priced there).
-fn fp_cost(params: &Params, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u32 {
+fn fp_cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u32 {
     match fp {
         // VADD/VSUB/VMUL/VABS/VNEG/VCVT/VMOV imm/reg: 1.
         FpClass::Alu { .. } | FpClass::Compare { .. } => 1,
@@ -111,7 +145,7 @@ fn fp_cost(params: &Params, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u3
         FpClass::Load { double } => {
             let base = if double {
                 3
-            } else if pipelines_after(prev, insn) {
+            } else if pipelines_after(core, prev, insn) {
                 1
             } else {
                 2
@@ -138,8 +172,21 @@ fn fp_cost(params: &Params, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u3
 }
 
 /// [M4]/[M3] §3.3.2: may this load/store pipeline behind `prev`?
-fn pipelines_after(prev: Option<&Insn>, insn: &Insn) -> bool {
+fn pipelines_after(core: Core, prev: Option<&Insn>, insn: &Insn) -> bool {
     let Some(prev) = prev else { return false };
+    // [jnk0le] "stores cannot be pipelined with following load instructions (adds extra cycle to
+    // store)" — measured on the M3 and M4, narrower than the TRM's "neighboring load and store
+    // single instructions can pipeline". Stores after stores still pipeline.
+    let is_load = matches!(insn.class, Class::Load { .. } | Class::Fp(FpClass::Load { .. }));
+    if is_load && matches!(prev.class, Class::Store { .. }) {
+        return false;
+    }
+    // [jnk0le] "[cm3] only first load in a chain can be pre or post indexed mode": on the M3 a
+    // writeback load never pipelines behind a load. (On the M4 only the same base register,
+    // which the address check below already catches: the base was just written back.)
+    if core == Core::CortexM3 && is_load && insn.mem.is_some_and(|m| m.writeback) {
+        return false;
+    }
     let prev_single =
         matches!(prev.class, Class::Load { .. } | Class::Store { .. } | Class::Fp(FpClass::Load { double: false }));
     if !prev_single {
