@@ -143,6 +143,20 @@ mod tests {
     }
 
     #[test]
+    fn branch_entry_and_running_on() {
+        let d = Decoder::for_core(Core::CortexM4).unwrap();
+        let m = Model::new(Core::CortexM4);
+        // add.w r1, r1, #1 at a halfword: a branch to it costs one more; it runs on.
+        let c = price(&d, &m, 0x102, &halfwords(&[0xf101, 0x0101]), false, false).unwrap();
+        assert_eq!((c.fall_through, c.branch_entry, c.runs_on), (1, 1, true));
+        let c = price(&d, &m, 0x100, &halfwords(&[0xf101, 0x0101]), false, false).unwrap();
+        assert_eq!(c.branch_entry, 0);
+        // subs; bne runs on when not taken; bx lr never runs on.
+        assert!(price(&d, &m, 0x100, &halfwords(&[0x3801, 0xd1fd]), false, false).unwrap().runs_on);
+        assert!(!price(&d, &m, 0x100, &halfwords(&[0x4770]), false, false).unwrap().runs_on);
+    }
+
+    #[test]
     fn calls_returns_and_undecodable_blocks() {
         let d = Decoder::for_core(Core::CortexM4F).unwrap();
         let m = Model::new(Core::CortexM4F);

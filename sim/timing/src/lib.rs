@@ -83,13 +83,15 @@ pub struct Context {
     /// Cortex-M3/M4: how many 32-bit instructions straddling a fetch word end here, in a row
     /// ([`m3m4`]'s fetch rule; saturates).
     pub unaligned_run: u8,
+    /// Cortex-M3/M4: that run is stores only so far.
+    pub unaligned_stores: bool,
 }
 
 impl Context {
     /// What continuation prices depend on besides `prev` itself: two contexts with the same key
     /// price every continuation alike.
-    pub fn key(&self) -> (u32, bool, u8) {
-        (self.prev.addr, self.dual_issued, self.unaligned_run)
+    pub fn key(&self) -> (u32, bool, u8, bool) {
+        (self.prev.addr, self.dual_issued, self.unaligned_run, self.unaligned_stores)
     }
 }
 
@@ -100,6 +102,8 @@ pub(crate) struct Pipe {
     pub dual_issued: bool,
     /// See [`Context::unaligned_run`].
     pub unaligned_run: u8,
+    /// See [`Context::unaligned_stores`].
+    pub unaligned_stores: bool,
 }
 
 /// A cycle model for one core.
@@ -162,8 +166,11 @@ impl Model {
     pub fn block_after(&self, entry: Option<&Context>, insns: &[Insn]) -> (BlockCost, Option<Context>) {
         let mut cost = BlockCost::default();
         let mut prev: Option<&Insn> = entry.map(|e| &e.prev);
-        let mut pipe =
-            entry.map_or(Pipe::default(), |e| Pipe { dual_issued: e.dual_issued, unaligned_run: e.unaligned_run });
+        let mut pipe = entry.map_or(Pipe::default(), |e| Pipe {
+            dual_issued: e.dual_issued,
+            unaligned_run: e.unaligned_run,
+            unaligned_stores: e.unaligned_stores,
+        });
         if entry.is_none()
             && let Some(first) = insns.first()
         {
@@ -194,7 +201,12 @@ impl Model {
         }
         (
             cost,
-            prev.map(|p| Context { prev: p.clone(), dual_issued: pipe.dual_issued, unaligned_run: pipe.unaligned_run }),
+            prev.map(|p| Context {
+                prev: p.clone(),
+                dual_issued: pipe.dual_issued,
+                unaligned_run: pipe.unaligned_run,
+                unaligned_stores: pipe.unaligned_stores,
+            }),
         )
     }
 }

@@ -29,8 +29,7 @@ pub(crate) fn cost(params: &Params, pipe: &mut Pipe, prev: Option<&Insn>, insn: 
     // [m33-meas] "only two 16 bit (`.n`) instructions can dual issue"; the first of the pair must
     // not itself be the second of another pair.
     // Both issue in one cycle only if the second needs no register the first writes.
-    let pair_prev =
-        prev.filter(|q| q.len == 2 && insn.len == 2 && !pipe.dual_issued && q.writes.0 & insn.reads.0 == 0);
+    let pair_prev = prev.filter(|q| q.len == 2 && insn.len == 2 && !pipe.dual_issued && q.writes.0 & insn.reads.0 == 0);
     let (issue, taken, paired) = issue(params, p, pair_prev, prev, insn);
     pipe.dual_issued = paired;
     let stall = if paired { 0 } else { prev.map_or(0, |q| stall_after(q, insn)) };

@@ -30,14 +30,31 @@ pub(crate) fn branch_target_extra(first: &Insn) -> u32 {
     u32::from(unaligned_wide(first))
 }
 
-/// [`cost`] plus the fetch rule that spans instructions: [compendium] a run of three or more
-/// unaligned wide instructions costs one extra cycle (the prefetch buffer, which the fetch of a
-/// 32-bit word per cycle keeps ahead of 16-bit code, drains on straddling 32-bit code). Charged
-/// once, at the third instruction of the run.
+/// [`cost`] plus the fetch rule that spans instructions: [compendium] "groups of three or more
+/// unaligned wide instructions will take one extra cycle", and "groups of unaligned wide str only
+/// add the penalty cycle from a length of 4". Charged once per group, at the instruction that
+/// reaches the length. (Arm knowledge article 103488664, "How does Cortex-M3 handle 32-bit
+/// opcodes not aligned on word boundaries?", applies to the M3 and M4: a 3-word prefetch buffer
+/// filled one aligned word per cycle, decoupled from decode; straddling instructions need two
+/// of its words each.) A 16-bit instruction ends the group: the next 32-bit one starts aligned
+/// or a new group.
 pub(crate) fn step(params: &Params, core: Core, pipe: &mut Pipe, prev: Option<&Insn>, insn: &Insn) -> (u32, u32) {
     let (c, taken) = cost(params, core, prev, insn);
-    pipe.unaligned_run = if unaligned_wide(insn) { pipe.unaligned_run.saturating_add(1) } else { 0 };
-    (c + u32::from(pipe.unaligned_run == 3), taken)
+    if !unaligned_wide(insn) {
+        pipe.unaligned_run = 0;
+        pipe.unaligned_stores = false;
+        return (c, taken);
+    }
+    let store = matches!(insn.class, Class::Store { .. });
+    pipe.unaligned_stores = store && (pipe.unaligned_run == 0 || pipe.unaligned_stores);
+    pipe.unaligned_run = pipe.unaligned_run.saturating_add(1);
+    // The penalty falls at length 3; a group of stores only so far pays it at 4 instead.
+    let penalty = match pipe.unaligned_run {
+        3 => !pipe.unaligned_stores,
+        4 => pipe.unaligned_stores,
+        _ => false,
+    };
+    (c + u32::from(penalty), taken)
 }
 
 /// Cost of `insn` after `prev` in the same block, and the extra cycles if it is a conditional
@@ -214,5 +231,62 @@ pub(crate) fn address_dependency(prev: Option<&Insn>, insn: &Insn) -> u32 {
             1
         }
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Core, Model};
+    use mcubench_thumb::Decoder;
+
+    fn insns(addr: u32, halfwords: &[u16]) -> Vec<mcubench_thumb::Insn> {
+        let bytes: Vec<u8> = halfwords.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let (insns, err) = Decoder::for_core(Core::CortexM4).unwrap().decode_block(addr, &bytes);
+        assert!(err.is_none(), "{err:?}");
+        insns
+    }
+
+    /// [compendium]: three straddling 32-bit instructions cost one cycle more, stores only from
+    /// four; a branch to a straddling one costs one more. Word aligned: nothing.
+    #[test]
+    fn straddling_wide_instructions() {
+        let m = Model::new(Core::CortexM4);
+        let add = [0xf101, 0x0101]; // add.w r1, r1, #1
+        let str = [0xf8c2, 0x1004]; // str.w r1, [r2, #4]
+        let adds: Vec<u16> = add.repeat(3);
+        let unaligned = m.block(&insns(0x102, &adds));
+        assert_eq!((unaligned.fall_through, unaligned.branch_entry), (4, 1));
+        let aligned = m.block(&insns(0x100, &adds));
+        assert_eq!((aligned.fall_through, aligned.branch_entry), (3, 0));
+        // Four adds: still one extra cycle for the group.
+        assert_eq!(m.block(&insns(0x102, &add.repeat(4))).fall_through, 5);
+        // A 16-bit instruction (movs r0, #0) ends the group: 2 + 1 + 2, no penalty.
+        let broken = [add, add, [0x2000, 0x2000]].concat();
+        assert_eq!(m.block(&insns(0x102, &broken[..5])).fall_through, 3);
+        // Stores: 3 pay nothing extra (1 each), 4 pay one.
+        assert_eq!(m.block(&insns(0x102, &str.repeat(3))).fall_through, 3);
+        assert_eq!(m.block(&insns(0x102, &str.repeat(4))).fall_through, 5);
+        // The run is carried across a cut: the same sum wherever the block is cut.
+        let four = insns(0x102, &add.repeat(4));
+        for cut in 1..4 {
+            let (a, exit) = m.block_after(None, &four[..cut]);
+            let (b, _) = m.block_after(exit.as_ref(), &four[cut..]);
+            assert_eq!(a.fall_through + b.fall_through, 5, "cut at {cut}");
+            assert_eq!(b.branch_entry, 0, "a continuation is not entered by a branch");
+        }
+        // Other cores have no such rule.
+        assert_eq!(Model::new(Core::CortexM33).block(&insns(0x102, &adds)).branch_entry, 0);
+    }
+
+    /// [jnk0le]: a load right after a store does not pipeline; a store after a load does.
+    #[test]
+    fn load_after_store_does_not_pipeline() {
+        let m = Model::new(Core::CortexM4);
+        // str r1, [r2]; ldr r3, [r2, #4]; str r3, [r2, #8]
+        assert_eq!(m.block(&insns(0x100, &[0x6011, 0x6853, 0x6093])).fall_through, 1 + 2 + 1);
+        // ldr r3, [r2, #4]; ldr r1, [r2]: 2 + 1 (pipelined)
+        assert_eq!(m.block(&insns(0x100, &[0x6853, 0x6811])).fall_through, 3);
+        // str r1, [r2]; ldmia r2, {r3, r4}: 1 + (1 + 2 + 1)
+        assert_eq!(m.block(&insns(0x100, &[0x6011, 0xca18])).fall_through, 5);
     }
 }
