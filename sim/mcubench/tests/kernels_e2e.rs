@@ -118,6 +118,14 @@ fn fpu_and_dsp_kernels_on_the_cortex_m4f() {
     check("kernels-armv7em-fp", "mps2-an386", &["k_fmac", "k_fdiv", "k_dsp"], &[1702, 3302, 702]);
 }
 
+/// The Cortex-M33 pipeline kernels (sim/timing/kernels/armv8m.S, built for mps2-an505): dual
+/// issue of a 16-bit branch, 1-cycle loads with a load-to-use stall, `muls`, MAC chaining; and
+/// k_svc with the M33's exception costs (as the M4's: 28).
+#[test]
+fn armv8m_kernels_on_the_cortex_m33() {
+    check("kernels-armv8m", "mps2-an505", &["k33_pair", "k33_loads", "k33_mul", "k_svc"], &[302, 802, 1003, 28]);
+}
+
 #[test]
 fn armv6m_kernels_on_the_cortex_m0() {
     check(

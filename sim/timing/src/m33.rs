@@ -19,7 +19,7 @@ use mcubench_thumb::{Class, Flow, FpClass, Insn, PC, RegSet};
 
 use crate::Pipe;
 use crate::fetch::{literal_wait, refill};
-use crate::insn::{accumulator, address_uses, conditional_branch, writes_pc};
+use crate::insn::{accumulator, address_uses, conditional_branch, shifted_constant, shifted_register, writes_pc};
 use crate::params::Params;
 
 /// Cost of `insn` after `prev`, and the extra cycles if it is a conditional branch that is taken.
@@ -30,14 +30,14 @@ pub(crate) fn cost(params: &Params, pipe: &mut Pipe, prev: Option<&Insn>, insn: 
     // not itself be the second of another pair.
     // Both issue in one cycle only if the second needs no register the first writes.
     let pair_prev = prev.filter(|q| q.len == 2 && insn.len == 2 && !pipe.dual_issued && q.writes.0 & insn.reads.0 == 0);
-    let (issue, taken, paired) = issue(params, p, pair_prev, prev, insn);
+    let (issue, taken, paired) = issue(params, p, pair_prev, insn);
     pipe.dual_issued = paired;
     let stall = if paired { 0 } else { prev.map_or(0, |q| stall_after(q, insn)) };
     (issue + stall, taken)
 }
 
 /// Issue cycles, taken extra, and whether `insn` dual-issued with `pair_prev`.
-fn issue(params: &Params, p: u32, pair_prev: Option<&Insn>, prev: Option<&Insn>, insn: &Insn) -> (u32, u32, bool) {
+fn issue(params: &Params, p: u32, pair_prev: Option<&Insn>, insn: &Insn) -> (u32, u32, bool) {
     let single = |c: u32| (c, 0, false);
     match insn.class {
         // [m33-meas] "not taken branch, can dual issue (from slot 1) even when preceded with flag
@@ -57,9 +57,10 @@ fn issue(params: &Params, p: u32, pair_prev: Option<&Insn>, prev: Option<&Insn>,
         // TBB/TBH: a byte/halfword load (1) whose result is the branch offset (load-to-use
         // latency 2, [m33-meas]), then the refill: 2 + P, as on the M4.
         Class::TableBranch => single(2 + p),
-        // [m33-meas] "`it` can dual issue with preceding instruction, no restrictions".
+        // [m33-meas] "`it` can dual issue with preceding instruction, no restrictions on when/where
+        // condition flags were generated" (a 16-bit one, as every pair).
         Class::It => {
-            if prev.is_some() {
+            if pair_prev.is_some() {
                 (0, 0, true)
             } else {
                 single(1)
@@ -198,30 +199,4 @@ pub(crate) fn sets_flags(insn: &Insn) -> bool {
     let m = insn.mnemonic.split('.').next().unwrap_or("");
     let m = if insn.conditional && m.len() > 3 { &m[..m.len() - 2] } else { m };
     matches!(m, "cmp" | "cmn" | "tst" | "teq") || m.ends_with('s')
-}
-
-/// An operand2 register shifted inline, e.g. `add.w r3, r4, r5, ror #24`.
-fn shifted_register(insn: &Insn) -> bool {
-    let o = &insn.operands;
-    insn.len == 4 && [", lsl #", ", lsr #", ", asr #", ", ror #", ", rrx"].iter().any(|s| o.contains(s))
-}
-
-/// A 32-bit data-processing immediate that is a shifted 8-bit value ([m33-meas] glossary): not
-/// an 8-bit value, a 12-bit ADDW/SUBW value, a MOVW/MOVT half, or a replicated pattern
-/// `0x00XY00XY`, `0xXY00XY00`, `0xXYXYXYXY`.
-fn shifted_constant(insn: &Insn) -> bool {
-    if insn.len != 4 || insn.mnemonic.starts_with("movw") || insn.mnemonic.starts_with("movt") {
-        return false;
-    }
-    let Some(imm) = insn.operands.rsplit(',').next().and_then(|t| t.trim().strip_prefix('#')) else {
-        return false;
-    };
-    let value = match imm.strip_prefix("0x") {
-        Some(hex) => u32::from_str_radix(hex, 16).ok(),
-        None => imm.parse::<i64>().ok().map(|v| v as u32),
-    };
-    let Some(v) = value else { return false };
-    let twelve_bit = insn.mnemonic.starts_with("addw") || insn.mnemonic.starts_with("subw");
-    let b = v & 0xff;
-    !(v <= 0xff || (twelve_bit && v <= 0xfff) || v == b * 0x0001_0001 || v == b * 0x0100_0100 || v == b * 0x0101_0101)
 }

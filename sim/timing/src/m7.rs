@@ -14,7 +14,7 @@
 
 use mcubench_thumb::{Class, Flow, FpClass, Insn, PC, RegSet};
 
-use crate::insn::{accumulator, address_uses};
+use crate::insn::{accumulator, address_uses, bitfield, shifted_constant, shifted_register};
 use crate::params::Params;
 
 /// The cost of `insn` after `prev` (0 when it dual issues as the younger of a pair) and whether
@@ -99,6 +99,13 @@ fn pairs(older: &Insn, insn: &Insn) -> bool {
     if insn.class == Class::Dsp || (mul(older) && store(insn)) || (store(older) && mul(insn)) {
         return false;
     }
+    // Only one instruction that uses the early-ALU shifter issues per cycle ([m7-meas] operand2
+    // matrix: shifted constant / inline shifted register with each other "-"; bitfield ops "can't
+    // be dual issued with operand2 inline_shifted_reg/shifted_constant"); bitfield/extend/REV
+    // only as the older op ("the bitfield/dsp instructions must be placed in older op").
+    if bitfield(insn) || (shifter(older) && shifter(insn)) {
+        return false;
+    }
     // Stores: "cannot dual issue two stores", "can be dual issued with load". Two loads: only to
     // different banks (even/odd words): known here for the same base with offsets 4 apart mod 8.
     if store(older) && store(insn) {
@@ -117,6 +124,11 @@ fn pairs(older: &Insn, insn: &Insn) -> bool {
         };
     }
     true
+}
+
+/// Uses the early-ALU shifter: an inline shifted register, a shifted constant, a bitfield op.
+fn shifter(i: &Insn) -> bool {
+    i.class == Class::Alu && (shifted_register(i) || shifted_constant(i) || bitfield(i))
 }
 
 /// Stall cycles of `insn` right after `prev` (not paired with it).
@@ -147,6 +159,43 @@ fn stall_after(prev: &Insn, insn: &Insn) -> u32 {
         // bitfield/DSP "result cannot be used as index or address by load/store instructions in
         // next cycle".
         Class::Dsp => u32::from(address_uses(insn, results)),
+        Class::Alu if bitfield(prev) => u32::from(address_uses(insn, results)),
+        // "inline shifted/rotated (register) operand is consumed in early ALU (source must be
+        // available a cycle earlier than normally)", while simple add/sub/mov results forward to
+        // the early ALU next cycle: a shifter op right after another one's result waits one.
+        Class::Alu if shifter(insn) && shifter(prev) => 1,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Core, Model};
+    use mcubench_thumb::Decoder;
+
+    fn cycles(halfwords: &[u16]) -> u64 {
+        let bytes: Vec<u8> = halfwords.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let (insns, err) = Decoder::for_core(Core::CortexM7).unwrap().decode_block(0x100, &bytes);
+        assert!(err.is_none(), "{err:?}");
+        Model::new(Core::CortexM7).block(&insns).fall_through
+    }
+
+    /// [m7-meas]'s pairing restrictions, one pair each.
+    #[test]
+    fn dual_issue_restrictions() {
+        // ldr r1, [r2]; ldr r3, [r2, #4]: different banks, pair. [r2, #8]: same bank, not.
+        assert_eq!(cycles(&[0x6811, 0x6853]), 1);
+        assert_eq!(cycles(&[0x6811, 0x6893]), 2);
+        // str r1, [r2]; str r3, [r2, #4]: two stores never pair; ldr + str pair.
+        assert_eq!(cycles(&[0x6011, 0x6053]), 2);
+        assert_eq!(cycles(&[0x6811, 0x6053]), 1);
+        // add.w r0, r1, r2, lsl #4; add.w r3, r4, r5, lsl #4: one shifter per cycle. With a plain
+        // add.w r0, r1, r2 first they pair.
+        assert_eq!(cycles(&[0xeb01, 0x1002, 0xeb04, 0x1305]), 2);
+        assert_eq!(cycles(&[0xeb01, 0x0002, 0xeb04, 0x1305]), 1);
+        // adds r0, r1, r2; adds r3, r0, r4: dependent, no pair.
+        assert_eq!(cycles(&[0x1888, 0x1903]), 2);
+        // ldmia r2, {r3, r4, r5, r6}: ceil(4/2) = 2, alone.
+        assert_eq!(cycles(&[0xca78]), 2);
     }
 }
