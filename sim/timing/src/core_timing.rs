@@ -57,7 +57,7 @@ impl CoreTiming for Core {
     }
 
     /// Unstacking the 8-word frame and the refill at the interrupted instruction, on top of the
-    /// returning instruction itself (`bx lr`, `pop {.., pc}`, priced by [`Model::block`] as an
+    /// returning instruction itself (`bx lr`, `pop {.., pc}`, priced by [`crate::Model::block`] as an
     /// ordinary return). The TRMs give no cycle count for it, so it is derived from the
     /// load-multiple rule of each TRM's Table 3-1: an `LDM` of the 8 stacked registers with a PC
     /// refill, 1 + N + P with N = 8: 10 on the M3/M4/M33/M7 (P = 1, the figure usually quoted for
