@@ -91,7 +91,8 @@ echo "built $OUT/hostile-*.elf"
 
 # kernels-*: the timing microbenchmarks of sim/timing/kernels, each run once inside region markers
 # (firmware/c/kernels), for the end-to-end cycle test. armv7m on mps2-an385/an386 (built for the
-# Cortex-M3, runs on both), armv7em-fp on mps2-an386 (hard float), armv6m on microbit.
+# Cortex-M3, runs on both), armv7em-fp on mps2-an386 (hard float), armv6m on microbit, armv8m on
+# mps2-an505 (Cortex-M33).
 KSRC=$HERE/../../sim/timing/kernels
 KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
         -nostartfiles --specs=nano.specs -I "$HERE/include")
@@ -105,6 +106,9 @@ KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werr
 "$CC" -mcpu=cortex-m0 -masm-syntax-unified "${KFLAGS[@]}" -DKERNELS_ARMV6M "${MICROBIT_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv6m.S" \
     -o "$OUT/kernels-armv6m.elf"
+"$CC" -mcpu=cortex-m33 -mfloat-abi=soft "${KFLAGS[@]}" -DKERNELS_ARMV8M -T "$HERE/link.ld" -L "$LINKER/mps2-an505" \
+    -Wl,--gc-sections "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv8m.S" \
+    -o "$OUT/kernels-armv8m.elf"
 echo "built $OUT/kernels-*.elf"
 
 # heap-test: malloc/free with known sizes for the heap measurement (-DMCUBENCH_HEAP: mcubench.h's

@@ -15,13 +15,17 @@ void k_delay(void), k_loads(void), k_ldm(void), k_mul(void), k_svc(void);
 static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_ldm, k_mul, k_svc};
 #elif defined(KERNELS_ARMV7M)
 void k_delay(void), k_loads(void), k_chase(void), k_ldm(void), k_branch(void), k_mac(void), k_tbb(void),
-    k_svc(void);
-static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase, k_ldm, k_branch, k_mac, k_tbb, k_svc};
+    k_svc(void), k_wide(void), k_wide_aligned(void), k_stld(void);
+static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase,        k_ldm, k_branch, k_mac,
+                                        k_tbb,   k_svc,   k_wide,  k_wide_aligned, k_stld};
+#elif defined(KERNELS_ARMV8M)
+void k33_pair(void), k33_loads(void), k33_mul(void), k_svc(void);
+static void (*const kernels[])(void) = {k_empty, k33_pair, k33_loads, k33_mul, k_svc};
 #elif defined(KERNELS_ARMV7EM_FP)
 void k_fmac(void), k_fdiv(void), k_dsp(void);
 static void (*const kernels[])(void) = {k_empty, k_fmac, k_fdiv, k_dsp};
 #else
-#error "define KERNELS_ARMV6M, KERNELS_ARMV7M or KERNELS_ARMV7EM_FP"
+#error "define KERNELS_ARMV6M, KERNELS_ARMV7M, KERNELS_ARMV8M or KERNELS_ARMV7EM_FP"
 #endif
 
 int main(void)

@@ -41,7 +41,10 @@ fn run(elf: &Path, board: &Board) -> Results {
     assert!(!handlers.is_empty(), "the kernel firmware has a vector table");
     let args = PluginArgs { markers: Some(markers), core: Some(board.core), handlers, ..PluginArgs::new(&out) };
     let option = args.to_option(&so);
-    let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
+    let run =
+        exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false))
+            .map(|e| e.run)
+            .unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}\n{}", run.command, run.stdout, run.stderr);
     plugin::read_results(&out).unwrap()
 }
@@ -83,21 +86,44 @@ fn check(elf: &str, board: &str, names: &[&str], expected: &[u64]) {
 /// `k_svc` (firmware/c/kernels/harness.S) takes an SVCall exception inside its region: svc 2 +
 /// entry 12 + handler `bx lr` 2 + exit 10 + `bx lr` 2 = 28 on the M3/M4; on the M0 svc 4 +
 /// entry 16 + 3 + exit 11 + 3 = 37.
-const ARMV7M: [&str; 8] = ["k_delay", "k_loads", "k_chase", "k_ldm", "k_branch", "k_mac", "k_tbb", "k_svc"];
+/// k_wide, k_wide_aligned and k_stld are the fetch-alignment and store-then-load rules
+/// (sim/timing/kernels/armv7m.S): a loop of three straddling 32-bit instructions entered by a
+/// branch to a straddling target (801) vs the same loop word aligned (602).
+const ARMV7M: [&str; 11] = [
+    "k_delay",
+    "k_loads",
+    "k_chase",
+    "k_ldm",
+    "k_branch",
+    "k_mac",
+    "k_tbb",
+    "k_svc",
+    "k_wide",
+    "k_wide_aligned",
+    "k_stld",
+];
 
 #[test]
 fn armv7m_kernels_on_the_cortex_m4() {
-    check("kernels-armv7m", "mps2-an386", &ARMV7M, &[302, 703, 704, 1303, 503, 804, 603, 28]);
+    check("kernels-armv7m", "mps2-an386", &ARMV7M, &[302, 703, 704, 1303, 503, 804, 603, 28, 801, 602, 703]);
 }
 
 #[test]
 fn armv7m_kernels_on_the_cortex_m3() {
-    check("kernels-armv7m", "mps2-an385", &ARMV7M, &[302, 703, 704, 1303, 503, 1704, 603, 28]);
+    check("kernels-armv7m", "mps2-an385", &ARMV7M, &[302, 703, 704, 1303, 503, 1704, 603, 28, 801, 602, 703]);
 }
 
 #[test]
 fn fpu_and_dsp_kernels_on_the_cortex_m4f() {
     check("kernels-armv7em-fp", "mps2-an386", &["k_fmac", "k_fdiv", "k_dsp"], &[1702, 3302, 702]);
+}
+
+/// The Cortex-M33 pipeline kernels (sim/timing/kernels/armv8m.S, built for mps2-an505): dual
+/// issue of a 16-bit branch, 1-cycle loads with a load-to-use stall, `muls`, MAC chaining; and
+/// k_svc with the M33's exception costs (as the M4's: 28).
+#[test]
+fn armv8m_kernels_on_the_cortex_m33() {
+    check("kernels-armv8m", "mps2-an505", &["k33_pair", "k33_loads", "k33_mul", "k_svc"], &[302, 802, 1003, 28]);
 }
 
 #[test]
@@ -130,7 +156,7 @@ mod function_regions {
     use mcubench_timing::{Params, WaitStates};
 
     /// (kernel, loop body blocks as (from, to) labels; empty: `K_loop`..`K_exit`)
-    const KERNELS: [(&str, &[(&str, &str)]); 7] = [
+    const KERNELS: [(&str, &[(&str, &str)]); 10] = [
         ("k_delay", &[]),
         ("k_loads", &[]),
         ("k_chase", &[]),
@@ -138,6 +164,9 @@ mod function_regions {
         ("k_branch", &[]),
         ("k_mac", &[]),
         ("k_tbb", &[("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")]),
+        ("k_wide", &[]),
+        ("k_wide_aligned", &[]),
+        ("k_stld", &[]),
     ];
 
     fn run_functions(elf: &Path, board: &Board, names: &[&str], ws: &[WaitStates]) -> Results {
@@ -157,7 +186,11 @@ mod function_regions {
             ..PluginArgs::new(&out)
         };
         let option = args.to_option(&so);
-        let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
+        let run = exec::execute(
+            &Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false),
+        )
+        .map(|e| e.run)
+        .unwrap();
         assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
         plugin::read_results(&out).unwrap()
     }
@@ -181,8 +214,9 @@ mod function_regions {
         let (mut taken, mut not_taken) = (0, 0);
         for (i, (from, to)) in body.iter().enumerate() {
             let b = block(from, to);
-            taken += b.fall_through + if i + 1 == body.len() { b.taken_extra } else { 0 };
-            not_taken += b.fall_through;
+            // The first body block is entered by the loop branch 99 times, inner ones every time.
+            taken += b.fall_through + b.branch_entry + if i + 1 == body.len() { b.taken_extra } else { 0 };
+            not_taken += b.fall_through + if i > 0 { b.branch_entry } else { 0 };
         }
         let setup = block(k, &format!("{k}_loop"));
         let exit = block(&format!("{k}_exit"), &format!("{k}_end"));
@@ -218,7 +252,7 @@ mod function_regions {
     #[test]
     fn kernel_calls_cost_their_trm_totals_and_the_static_price_with_wait_states() {
         let zero = cycles_per_kernel(&[]);
-        assert_eq!(zero, [302, 703, 704, 1303, 503, 804, 603], "TRM totals at 0 WS, no marker overhead");
+        assert_eq!(zero, [302, 703, 704, 1303, 503, 804, 603, 801, 602, 703], "TRM totals at 0 WS, no marker overhead");
         let ws = [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 0 }];
         let slow = cycles_per_kernel(&ws);
         let image = ElfImage::read(&common::c_firmware("kernels-armv7m")).unwrap();

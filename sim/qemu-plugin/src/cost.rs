@@ -26,6 +26,11 @@ pub struct TbCost {
     pub fall_through: u64,
     /// Extra cycles when the final conditional branch is taken; 0 when there is none.
     pub taken_extra: u64,
+    /// Extra cycles when the TB is entered by a taken branch, call, return or jump rather than
+    /// by running on from the instruction before it (the target's alignment and width).
+    pub branch_entry: u64,
+    /// The TB can run on into the TB at `fall`: it ends without writing PC, or conditionally.
+    pub runs_on: bool,
     /// Address after the last instruction: the successor when a conditional branch is not taken.
     pub fall: u32,
     /// `prefix[i]`: cycles of instructions `0..=i` (for the partial-TB correction at markers).
@@ -116,6 +121,8 @@ pub fn price(
     Ok(TbCost {
         fall_through: cost.fall_through,
         taken_extra: cost.taken_extra,
+        branch_entry: cost.branch_entry,
+        runs_on: !last.writes.contains(PC) || last.conditional,
         fall: last.addr.wrapping_add(u32::from(last.len)),
         prefix,
         stores,
@@ -192,6 +199,20 @@ mod tests {
         // mov sp, r0: unknown from there on.
         let c = price(&d, &m, 0x100, &halfwords(&[0xb082, 0x4685, 0x4770]), false, true).unwrap();
         assert_eq!((c.sp.before.clone(), c.sp.total), (vec![Some(0), Some(-8), None], None));
+    }
+
+    #[test]
+    fn branch_entry_and_running_on() {
+        let d = Decoder::for_core(Core::CortexM4).unwrap();
+        let m = Model::new(Core::CortexM4);
+        // add.w r1, r1, #1 at a halfword: a branch to it costs one more; it runs on.
+        let c = price(&d, &m, 0x102, &halfwords(&[0xf101, 0x0101]), false, false).unwrap();
+        assert_eq!((c.fall_through, c.branch_entry, c.runs_on), (1, 1, true));
+        let c = price(&d, &m, 0x100, &halfwords(&[0xf101, 0x0101]), false, false).unwrap();
+        assert_eq!(c.branch_entry, 0);
+        // subs; bne runs on when not taken; bx lr never runs on.
+        assert!(price(&d, &m, 0x100, &halfwords(&[0x3801, 0xd1fd]), false, false).unwrap().runs_on);
+        assert!(!price(&d, &m, 0x100, &halfwords(&[0x4770]), false, false).unwrap().runs_on);
     }
 
     #[test]

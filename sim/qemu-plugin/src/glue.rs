@@ -52,6 +52,9 @@ static CYCLES: Counter = Counter::new();
 /// address and the extra cycles (0: nothing pending).
 static PENDING_FALL: AtomicU32 = AtomicU32::new(0);
 static PENDING_EXTRA: AtomicU64 = AtomicU64::new(0);
+/// Where the last TB runs on to when it does not branch (its `fall` if it can run on,
+/// `u32::MAX` if it always branches): a TB starting anywhere else was entered by a branch.
+static SEQUENTIAL: AtomicU32 = AtomicU32::new(u32::MAX);
 /// The profile node the pending refill belongs to.
 static PENDING_NODE: AtomicU32 = AtomicU32::new(0);
 
@@ -251,6 +254,10 @@ struct TbInfo {
     fall: u32,
     /// Refill if the final conditional branch is taken (0: no conditional branch).
     taken_extra: u64,
+    /// Extra refill cycles when entered by a branch ([`mcubench_timing::BlockCost::branch_entry`]).
+    branch_entry: u64,
+    /// The TB can run on into the one at `fall` (see [`SEQUENTIAL`]).
+    runs_on: bool,
     /// For the shadow stack.
     shape: Option<TbShape>,
     /// The function region a call beginning at this TB opens.
@@ -288,8 +295,8 @@ struct Straight {
 
 /// The price of a TB as the continuation of straight-line code.
 struct Continued {
-    /// The entry context: the previous instruction's address and dual-issue state.
-    entry: (u32, bool),
+    /// The entry context's key ([`Context::key`]).
+    entry: (u32, bool, u8, bool),
     /// Fall-through cycles as a continuation.
     cycles: u64,
     /// The context after the TB.
@@ -336,7 +343,7 @@ fn continuation(model: &Model, tb: &TbInfo) -> i64 {
             if let Some(entry) = entry {
                 // SAFETY: only this TB's callback touches its `seen`, and it is not re-entered.
                 let seen = unsafe { &mut *straight.seen.get() };
-                let key = (entry.prev.addr, entry.dual_issued);
+                let key = entry.key();
                 let i = match seen.iter().position(|c| c.entry == key) {
                     Some(i) => i,
                     None => {
@@ -471,6 +478,12 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
         Some(t) => continuation(&t.model, tb),
         None => 0,
     };
+    // Entered by a branch (not by running on from the last TB, and not by an exception entry or
+    // return, whose costs include the refill): the refill's cost of this TB's first instruction.
+    // A plain load and store, not `swap`: a locked exchange on every TB costs measurable throughput.
+    let sequential = SEQUENTIAL.load(Ordering::Relaxed);
+    SEQUENTIAL.store(if tb.runs_on { tb.fall } else { u32::MAX }, Ordering::Relaxed);
+    let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
     let taken = extra != 0 && PENDING_FALL.load(Ordering::Relaxed) != tb.start;
     if taken {
@@ -485,7 +498,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
         }
         if let Some(shape) = &tb.shape {
             let node = profile.enter(shape);
-            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception, tb.insns);
+            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception + branch_entry, tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
             let depth = profile.depth();
             let begin = if profile.began() && shape.func_entry { tb.region } else { None };
@@ -511,7 +524,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     // every TB, so it adds them instead of inline operations (cheaper on QEMU 10, see `api`);
     // after the snapshots above, as inline adds registered after the callback would be.
     INSNS.add(tb.insns);
-    CYCLES.add(tb.cost.wrapping_add(continued as u64));
+    CYCLES.add(tb.cost.wrapping_add(continued as u64) + branch_entry);
     if let Some(e) = &tb.error
         && let Some(state) = STATE.get()
     {
@@ -577,6 +590,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             start,
             fall: 0,
             taken_extra: 0,
+            branch_entry: 0,
+            runs_on: false,
             shape: None,
             region: None,
             cost: 0,
@@ -594,6 +609,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             Ok(c) => {
                 info.fall = c.fall;
                 info.taken_extra = c.taken_extra;
+                info.branch_entry = c.branch_entry;
+                info.runs_on = c.runs_on;
                 info.cost = c.fall_through;
                 info.target = c.target.unwrap_or(u32::MAX);
                 info.kind = match c.end {

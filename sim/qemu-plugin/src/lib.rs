@@ -42,7 +42,10 @@
 //! (`taken_extra`) with the TB's fall-through address; the next TB's callback adds it when that
 //! TB does not start at the fall-through (the branch was taken). So every TB gets an exec
 //! callback when cycles are on (the check needs the successor's start address); it is a few
-//! loads and stores.
+//! loads and stores. The same callback adds the TB's `branch_entry` (the cost of fetching a
+//! straddling 32-bit first instruction after a refill, Cortex-M3/M4) when the TB was entered by
+//! a branch: it does not start where the previous TB would run on to, and no exception entry or
+//! return was priced there.
 //!
 //! Marker snapshots subtract the costs of the TB's instructions after the store, from a
 //! per-instruction prefix sum kept for TBs that contain marker stores.

@@ -8,6 +8,7 @@
 @ setup: movs 1. body: subs 1 + bne 3 taken / 1 not → 4 / 2. exit: bx lr 3.
 @ M0 = 1 + 99×4 + 2 + 3 = 402.
     .global k_delay, k_delay_loop, k_delay_exit, k_delay_end
+    .balign 4
     .thumb_func
 k_delay:
     movs r0, #100
@@ -22,6 +23,7 @@ k_delay_end:
 @ setup: movs 1 + mov 1 = 2. body: 3×ldr 6 + subs 1 + bne 3 = 10 taken, 8 not. exit: 3.
 @ M0 = 2 + 99×10 + 8 + 3 = 1003.
     .global k_loads, k_loads_loop, k_loads_exit, k_loads_end
+    .balign 4
     .thumb_func
 k_loads:
     mov r2, sp
@@ -40,6 +42,7 @@ k_loads_end:
 @ setup: movs 1 + mov 1 = 2. body: ldm 4 + subs r2 1 + stm 4 + subs r2 1 + subs 1 + bne 3 = 14
 @ taken, 12 not. exit: 3. M0 = 2 + 99×14 + 12 + 3 = 1403.
     .global k_ldm, k_ldm_loop, k_ldm_exit, k_ldm_end
+    .balign 4
     .thumb_func
 k_ldm:
     mov r2, sp
@@ -59,6 +62,7 @@ k_ldm_end:
 @ setup: movs 1 + movs 1 = 2. body: 4×muls 4 + subs 1 + bne 3 = 8 taken, 6 not. exit: 3.
 @ M0 = 2 + 99×8 + 6 + 3 = 803. With the small multiplier: 4×32 → 2 + 99×132 + 130 + 3 = 13203.
     .global k_mul, k_mul_loop, k_mul_exit, k_mul_end
+    .balign 4
     .thumb_func
 k_mul:
     movs r0, #100

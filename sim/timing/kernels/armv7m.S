@@ -6,6 +6,9 @@
 @   total = setup + 99 × (body with the branch taken) + (body with the branch not taken) + exit
 @ The same numbers are asserted by sim/timing/tests/kernels.rs. Setups end with `movs r0, #100`
 @ so the first iteration pays exactly what the others pay (no pairing across the loop label).
+@ Every kernel starts word aligned (.balign 4), so where each 32-bit instruction sits in its
+@ fetch word is fixed; loops of 32-bit instructions start word aligned unless the kernel tests
+@ the fetch rules (k_wide*).
     .syntax unified
     .thumb
     .text
@@ -14,6 +17,7 @@
 @ setup: movs 1. body: subs 1 + bne 1 (+P=1 taken) → 3 taken, 2 not taken. exit: bx lr 2.
 @ M3 = M4 = 1 + 99×3 + 2 + 2 = 302.
     .global k_delay, k_delay_loop, k_delay_exit, k_delay_end
+    .balign 4
     .thumb_func
 k_delay:
     movs r0, #100
@@ -28,6 +32,7 @@ k_delay_end:
 @ setup: movs 1 + mov r2, sp 1 = 2. body: ldr 2 + ldr 1 + ldr 1 + subs 1 + bne 2 = 7 taken, 6 not.
 @ exit: 2. M3 = M4 = 2 + 99×7 + 6 + 2 = 703.
     .global k_loads, k_loads_loop, k_loads_exit, k_loads_end
+    .balign 4
     .thumb_func
 k_loads:
     mov r2, sp
@@ -48,6 +53,7 @@ k_loads_end:
 @ body: ldr r1,[r2] 2 + ldr r1,[r1] 2 (address needs r1) + subs 1 + bne 2 = 7 taken, 6 not.
 @ exit: 2. M3 = M4 = 3 + 99×7 + 6 + 2 = 704.
     .global k_chase, k_chase_loop, k_chase_exit, k_chase_end
+    .balign 4
     .thumb_func
 k_chase:
     mov r2, sp
@@ -66,6 +72,7 @@ k_chase_end:
 @ setup: movs 1 + mov 1 = 2. body: ldmia 5 + stmia 5 + subs 1 + bne 2 = 13 taken, 12 not.
 @ exit: 2. M3 = M4 = 2 + 99×13 + 12 + 2 = 1303.
     .global k_ldm, k_ldm_loop, k_ldm_exit, k_ldm_end
+    .balign 4
     .thumb_func
 k_ldm:
     mov r2, sp
@@ -83,6 +90,7 @@ k_ldm_end:
 @ body: cmp 1 + beq (not taken) 1 + subs 1 + bne 2 = 5 taken, 4 not.
 @ setup: movs 1 + movs 1 = 2. exit: 2. M3 = M4 = 2 + 99×5 + 4 + 2 = 503.
     .global k_branch, k_branch_loop, k_branch_exit, k_branch_end
+    .balign 4
     .thumb_func
 k_branch:
     movs r0, #100
@@ -98,13 +106,14 @@ k_branch_end:
 
 @ Multiply-accumulate chain: MLA is 1 cycle on M4 and 2 on M3; UMLAL 1 on M4, 4–7 on M3
 @ (the model's fixed estimate: 6).
-@ setup: movs 1 + movs 1 + movs 1 = 3. exit: 2.
+@ setup: mov.w 1 + movs 1 + movs 1 = 3 (mov.w: the loop starts word aligned). exit: 2.
 @ body M4: 4×mla 4 + umlal 1 + subs 1 + bne 2 = 8 taken, 7 not → 3 + 99×8 + 7 + 2 = 804.
 @ body M3: 4×mla 8 + umlal 6 + subs 1 + bne 2 = 17 taken, 16 not → 3 + 99×17 + 16 + 2 = 1704.
     .global k_mac, k_mac_loop, k_mac_exit, k_mac_end
+    .balign 4
     .thumb_func
 k_mac:
-    movs r0, #100
+    mov.w r0, #100
     movs r2, #3
     movs r3, #5
 k_mac_loop:
@@ -126,6 +135,7 @@ k_mac_end:
 @ M3 = M4 = 2 + 99×6 + 5 + 2 = 603. (The table bytes follow the TBB; the test prices the
 @ executed path: tbb block, then the case block.)
     .global k_tbb, k_tbb_loop, k_tbb_case, k_tbb_exit, k_tbb_end
+    .balign 4
     .thumb_func
 k_tbb:
     movs r0, #100
@@ -142,3 +152,61 @@ k_tbb_case:
 k_tbb_exit:
     bx lr
 k_tbb_end:
+
+@ Fetch: three 32-bit instructions in a row that straddle fetch words (start at a halfword) cost
+@ one extra cycle, and a branch to such an instruction one more than P = 1 (compendium.i-0.nl
+@ "Alignment rules", measured on a Cortex-M4; the TRM's "P: 1 to 3 depending on the alignment
+@ and width of the target instruction"). k_wide's loop starts at a halfword: setup movs 1. body:
+@ 3 × add.w 3 + 1 (the run) + subs 1 + bne.w 1 = 6 not taken; taken +P = 1 and +1 because the
+@ target (the first add.w) straddles: 8. exit: 2. M3 = M4 = 1 + 99×8 + 6 + 2 = 801.
+    .global k_wide, k_wide_loop, k_wide_exit, k_wide_end
+    .balign 4
+    .thumb_func
+k_wide:
+    movs r0, #100
+k_wide_loop:
+    add.w r1, r1, #1
+    add.w r2, r2, #1
+    add.w r3, r3, #1
+    subs r0, #1
+    bne k_wide_loop
+k_wide_exit:
+    bx lr
+k_wide_end:
+
+@ The same loop word aligned (setup mov.w): no fetch penalty. body: 3 + 1 + 1 (+1 taken) = 6
+@ taken, 5 not. M3 = M4 = 1 + 99×6 + 5 + 2 = 602.
+    .global k_wide_aligned, k_wide_aligned_loop, k_wide_aligned_exit, k_wide_aligned_end
+    .balign 4
+    .thumb_func
+k_wide_aligned:
+    mov.w r0, #100
+k_wide_aligned_loop:
+    add.w r1, r1, #1
+    add.w r2, r2, #1
+    add.w r3, r3, #1
+    subs r0, #1
+    bne k_wide_aligned_loop
+k_wide_aligned_exit:
+    bx lr
+k_wide_aligned_end:
+
+@ A load after a store does not pipeline (jnk0le/random "cortex_m3m4.md", measured on STM32F103
+@ and STM32F407: "stores cannot be pipelined with following load instructions"); a store after
+@ a load does. setup: mov 1 + movs 1 = 2. body: str 1 + ldr 2 + str 1 + subs 1 + bne 1 (+1) =
+@ 7 taken, 6 not. exit: 2. M3 = M4 = 2 + 99×7 + 6 + 2 = 703.
+    .global k_stld, k_stld_loop, k_stld_exit, k_stld_end
+    .balign 4
+    .thumb_func
+k_stld:
+    mov r2, sp
+    movs r0, #100
+k_stld_loop:
+    str r1, [r2]
+    ldr r3, [r2, #4]
+    str r3, [r2, #8]
+    subs r0, #1
+    bne k_stld_loop
+k_stld_exit:
+    bx lr
+k_stld_end:

@@ -27,8 +27,9 @@ impl CoreTiming for Core {
         match self {
             Core::CortexM0 => 2,
             Core::CortexM0Plus | Core::CortexM3 | Core::CortexM4 | Core::CortexM4F | Core::CortexM33 => 1,
-            // [M7] branch predictor: a correctly predicted taken branch costs little; 1 is a
-            // middle estimate between predicted (0) and mispredicted (~5–8) cases.
+            // [M7] direct branches are priced as predicted (no refill, m7.rs); P applies to
+            // indirect ones (BX, POP {pc}, LDR pc): 1, a middle estimate between predicted (0)
+            // and mispredicted (6-8, jnk0le/random cortex_m7.md) cases.
             Core::CortexM7 => 1,
         }
     }
@@ -56,7 +57,7 @@ impl CoreTiming for Core {
     }
 
     /// Unstacking the 8-word frame and the refill at the interrupted instruction, on top of the
-    /// returning instruction itself (`bx lr`, `pop {.., pc}`, priced by [`Model::block`] as an
+    /// returning instruction itself (`bx lr`, `pop {.., pc}`, priced by [`crate::Model::block`] as an
     /// ordinary return). The TRMs give no cycle count for it, so it is derived from the
     /// load-multiple rule of each TRM's Table 3-1: an `LDM` of the 8 stacked registers with a PC
     /// refill, 1 + N + P with N = 8: 10 on the M3/M4/M33/M7 (P = 1, the figure usually quoted for

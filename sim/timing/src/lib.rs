@@ -11,6 +11,8 @@
 //!   latencies (SDIV/UDIV, the Cortex-M3 long multiplies) use the fixed estimates in [`Params`].
 //! - Pipeline interactions are only priced inside one block; a load at the end of one block and a
 //!   load at the start of the next are priced as if unpaired (at most one cycle per block boundary).
+//!   The one exception is the fetch of a branch target: [`BlockCost::branch_entry`] is what a
+//!   block costs more when a branch (not the instruction before it) leads into it.
 //!   A block that another one *falls through* into (straight-line code cut in two, as QEMU does at
 //!   pages and size limits) can be priced as its continuation with [`Model::block_after`], so that
 //!   where the cut falls does not change the sum.
@@ -21,7 +23,7 @@
 //!   handler start or an exception return. Late arrival, lazy FP stacking and bus contention with
 //!   other masters are not modelled.
 //! - The Cortex-M7 model is an approximation of a dual-issue core with branch prediction and caches
-//!   (Arm publishes no cycle table): expect ±20–30 %. It is labelled as such in every report.
+//!   (Arm publishes no cycle table): expect ±10–20 %. It is labelled as such in every report.
 //!
 //! Sources (each rule cites its section):
 //! - [M4] Arm Cortex-M4 TRM r0p1 (DDI 0439B) §3.3.1 Table 3-1 "Cortex-M4 instruction set summary",
@@ -29,8 +31,16 @@
 //! - [M3] Arm Cortex-M3 TRM r2p1 (DDI 0337I) §3.3.1 Table 3-1, §3.3.2 "Load/store timings".
 //! - [M0] Arm Cortex-M0 TRM r0p0 (DDI 0432C) §3.3 Table 3-1 "Cortex-M0 instruction summary".
 //! - [M0+] Arm Cortex-M0+ TRM r0p1 (DDI 0484C) §3.3 Table 3-1.
-//! - [M33] LLVM schedules Cortex-M33 with its Cortex-M4 model (ARMScheduleM4.td); we do the same.
-//! - [M7] LLVM ARMScheduleM7.td (latencies, dual-issue pairing) — approximate.
+//! - Cortex-M3/M4 fetch and load/store measurements: compendium.i-0.nl "Alignment rules",
+//!   github:jnk0le/random "pipeline cycle test/doc/cortex_m3m4.md" (cited in `m3m4.rs`).
+//! - [M33] its own pipeline (`m33.rs`): Arm's description of the M33 pipeline and RP2350
+//!   measurements (github:jnk0le/random "cortex_m33.md").
+//! - [M7] approximate (`m7.rs`): STM32H7 measurements (jnk0le/random "cortex_m7.md",
+//!   quinapalus.com/cm7cycles.html) and LLVM ARMScheduleM7.td.
+//!
+//! One module per core family: `m0` (ARMv6-M), `m3m4` (ARMv7-M), `m33`, `m7`; `fetch` (wait
+//! states), `insn` (instruction facts), `params` (every tunable number), `core_timing`
+//! (exceptions, default refill).
 
 // The core and wait-state types of the plugin's wire format, re-exported: `Model` and `Params` take them.
 pub use mcubench_wire::{Core, WaitStates};
@@ -57,14 +67,43 @@ pub struct BlockCost {
     pub fall_through: u64,
     /// Extra cycles when the block's final conditional branch is taken (0 if it has none).
     pub taken_extra: u64,
+    /// Extra cycles when the block is entered by a taken branch, call, return or jump rather
+    /// than by running on from the instruction before it: the refill's cost of the first
+    /// instruction's alignment and width (Cortex-M3/M4; 0 on the other cores).
+    pub branch_entry: u64,
 }
 
 /// Where pricing stands after an instruction: what the next instruction is priced after (its
-/// predecessor, and on the Cortex-M7 whether that one was the second of a dual-issued pair).
+/// predecessor, and the pipeline state the core models carry from one instruction to the next).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
     pub prev: Insn,
+    /// Cortex-M7/M33: `prev` issued as the second of a dual-issued pair (so it pairs no further).
     pub dual_issued: bool,
+    /// Cortex-M3/M4: how many 32-bit instructions straddling a fetch word end here, in a row
+    /// ([`m3m4`]'s fetch rule; saturates).
+    pub unaligned_run: u8,
+    /// Cortex-M3/M4: that run is stores only so far.
+    pub unaligned_stores: bool,
+}
+
+impl Context {
+    /// What continuation prices depend on besides `prev` itself: two contexts with the same key
+    /// price every continuation alike.
+    pub fn key(&self) -> (u32, bool, u8, bool) {
+        (self.prev.addr, self.dual_issued, self.unaligned_run, self.unaligned_stores)
+    }
+}
+
+/// The pipeline state carried from one instruction to the next inside [`Model::block_after`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Pipe {
+    /// See [`Context::dual_issued`].
+    pub dual_issued: bool,
+    /// See [`Context::unaligned_run`].
+    pub unaligned_run: u8,
+    /// See [`Context::unaligned_stores`].
+    pub unaligned_stores: bool,
 }
 
 /// A cycle model for one core.
@@ -90,8 +129,8 @@ impl Model {
             Core::CortexM0Plus => "Cortex-M0+ TRM table",
             Core::CortexM3 => "Cortex-M3 TRM table",
             Core::CortexM4 | Core::CortexM4F => "Cortex-M4 TRM table",
-            Core::CortexM33 => "Cortex-M4 TRM table (as LLVM schedules M33)",
-            Core::CortexM7 => "APPROXIMATE: LLVM ARMScheduleM7 latencies, ±20-30 %",
+            Core::CortexM33 => "Cortex-M33 pipeline (dual issue, 1-cycle loads; public measurements)",
+            Core::CortexM7 => "APPROXIMATE: dual issue and prediction from public measurements, ±10-20 %",
         };
         let ws = if self.params.wait_states.is_empty() { "0 WS".to_string() } else { "custom WS".to_string() };
         format!("{} model: {source}, P={}, {ws}", self.core.model_name(), self.params.branch_refill)
@@ -127,18 +166,32 @@ impl Model {
     pub fn block_after(&self, entry: Option<&Context>, insns: &[Insn]) -> (BlockCost, Option<Context>) {
         let mut cost = BlockCost::default();
         let mut prev: Option<&Insn> = entry.map(|e| &e.prev);
-        let mut dual_issued = entry.is_some_and(|e| e.dual_issued);
+        let mut pipe = entry.map_or(Pipe::default(), |e| Pipe {
+            dual_issued: e.dual_issued,
+            unaligned_run: e.unaligned_run,
+            unaligned_stores: e.unaligned_stores,
+        });
+        if entry.is_none()
+            && let Some(first) = insns.first()
+        {
+            cost.branch_entry = u64::from(match self.core {
+                Core::CortexM3 | Core::CortexM4 | Core::CortexM4F => m3m4::branch_target_extra(first),
+                _ => 0,
+            });
+        }
         for (i, insn) in insns.iter().enumerate() {
             let last = i + 1 == insns.len();
             let (c, taken_extra) = match self.core {
                 Core::CortexM7 => {
-                    let (c, paired) = m7::cost(&self.params, prev, insn, dual_issued);
-                    dual_issued = paired;
+                    let (c, paired) = m7::cost(&self.params, prev, insn, pipe.dual_issued);
+                    pipe.dual_issued = paired;
                     (c, m7::taken_extra(&self.params, insn))
                 }
                 Core::CortexM0 | Core::CortexM0Plus => m0::cost(&self.params, self.core, prev, insn),
-                Core::CortexM33 => m33::cost(&self.params, prev, insn),
-                Core::CortexM3 | Core::CortexM4 | Core::CortexM4F => m3m4::cost(&self.params, self.core, prev, insn),
+                Core::CortexM33 => m33::cost(&self.params, &mut pipe, prev, insn),
+                Core::CortexM3 | Core::CortexM4 | Core::CortexM4F => {
+                    m3m4::step(&self.params, self.core, &mut pipe, prev, insn)
+                }
             };
             cost.fall_through += u64::from(c) + u64::from(fetch::fetch_wait(&self.params, insn));
             if last {
@@ -146,7 +199,15 @@ impl Model {
             }
             prev = Some(insn);
         }
-        (cost, prev.map(|p| Context { prev: p.clone(), dual_issued }))
+        (
+            cost,
+            prev.map(|p| Context {
+                prev: p.clone(),
+                dual_issued: pipe.dual_issued,
+                unaligned_run: pipe.unaligned_run,
+                unaligned_stores: pipe.unaligned_stores,
+            }),
+        )
     }
 }
 

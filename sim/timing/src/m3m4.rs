@@ -4,9 +4,58 @@
 use mcubench_thumb::{Class, FpClass, Insn, SpEffect};
 use mcubench_wire::Core;
 
+use crate::Pipe;
 use crate::fetch::{literal_wait, refill};
 use crate::insn::{address_uses, conditional_branch, writes_pc};
 use crate::params::{Multiplier, Params};
+
+/// Fetch sources (public board measurements, read for these rules):
+/// - [compendium] "Alignment rules", https://compendium.i-0.nl/docs/instruction-alignment/rules
+///   (measured on an STM32 Cortex-M4 from flash at 0 WS): "Groups of three or more unaligned wide
+///   instructions will take one extra cycle"; "Branches to unaligned wide instructions will take
+///   one extra cycle".
+/// - [jnk0le] github:jnk0le/random@3dfc2abd, "pipeline cycle test/doc/cortex_m3m4.md" (STM32F103
+///   and STM32F407 measured with DWT.CYCCNT).
+///
+/// A wide (32-bit) instruction is unaligned when it starts at a halfword (addr % 4 == 2): it
+/// straddles two fetch words.
+fn unaligned_wide(insn: &Insn) -> bool {
+    insn.len == 4 && insn.addr % 4 == 2
+}
+
+/// [M3]/[M4] §3.3.1 "P ... ranges from 1 to 3 depending on the alignment and width of the target
+/// instruction"; [compendium]: a branch to an unaligned wide instruction costs one more cycle
+/// than P = 1 (its two halves need two fetches before it can be decoded).
+pub(crate) fn branch_target_extra(first: &Insn) -> u32 {
+    u32::from(unaligned_wide(first))
+}
+
+/// [`cost`] plus the fetch rule that spans instructions: [compendium] "groups of three or more
+/// unaligned wide instructions will take one extra cycle", and "groups of unaligned wide str only
+/// add the penalty cycle from a length of 4". Charged once per group, at the instruction that
+/// reaches the length. (Arm knowledge article 103488664, "How does Cortex-M3 handle 32-bit
+/// opcodes not aligned on word boundaries?", applies to the M3 and M4: a 3-word prefetch buffer
+/// filled one aligned word per cycle, decoupled from decode; straddling instructions need two
+/// of its words each.) A 16-bit instruction ends the group: the next 32-bit one starts aligned
+/// or a new group.
+pub(crate) fn step(params: &Params, core: Core, pipe: &mut Pipe, prev: Option<&Insn>, insn: &Insn) -> (u32, u32) {
+    let (c, taken) = cost(params, core, prev, insn);
+    if !unaligned_wide(insn) {
+        pipe.unaligned_run = 0;
+        pipe.unaligned_stores = false;
+        return (c, taken);
+    }
+    let store = matches!(insn.class, Class::Store { .. });
+    pipe.unaligned_stores = store && (pipe.unaligned_run == 0 || pipe.unaligned_stores);
+    pipe.unaligned_run = pipe.unaligned_run.saturating_add(1);
+    // The penalty falls at length 3; a group of stores only so far pays it at 4 instead.
+    let penalty = match pipe.unaligned_run {
+        3 => !pipe.unaligned_stores,
+        4 => pipe.unaligned_stores,
+        _ => false,
+    };
+    (c + u32::from(penalty), taken)
+}
 
 /// Cost of `insn` after `prev` in the same block, and the extra cycles if it is a conditional
 /// branch that is taken. (Also prices the few ARMv7-M classes on the ARMv6-M model's behalf.)
@@ -67,7 +116,7 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
                 // [M4] LDR PC: 2+P ("LDR to PC: 2+P or more").
                 return (2 + extra + p, 0);
             }
-            let base = if pipelines_after(prev, insn) { 1 } else { 2 };
+            let base = if pipelines_after(core, prev, insn) { 1 } else { 2 };
             (base + extra + address_dependency(prev, insn), 0)
         }
         Class::Store { .. } => {
@@ -75,15 +124,17 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
             // instruction thanks to the write buffer. Register-offset stores are 2 unless
             // pipelined after a load/store.
             let register_offset = insn.mem.is_some_and(|m| m.index.is_some());
-            let base = if !register_offset || pipelines_after(prev, insn) { 1 } else { 2 };
+            let base = if !register_offset || pipelines_after(core, prev, insn) { 1 } else { 2 };
             (base + address_dependency(prev, insn), 0)
         }
         // [M4]/[M3] LDRD, STRD: 1+N with N = 2; they do not pipeline.
         Class::LoadDouble | Class::StoreDouble => (3 + address_dependency(prev, insn), 0),
         // [M4]/[M3] LDM/STM/PUSH/POP: 1+N; POP/LDM with PC: 1+N+P.
+        // [jnk0le] "stores can't be pipelined with following load multiple (but can with
+        // `stm`)": one more cycle after a single store.
         Class::LoadMultiple { regs } => {
-            let n = u32::from(regs);
-            if writes_pc(insn) { taken_pc(1 + n) } else { (1 + n, 0) }
+            let n = 1 + u32::from(regs) + u32::from(prev.is_some_and(|p| matches!(p.class, Class::Store { .. })));
+            if writes_pc(insn) { taken_pc(n) } else { (n, 0) }
         }
         Class::StoreMultiple { regs } => (1 + u32::from(regs), 0),
         // [M4]/[M3] DMB/DSB/ISB: 1+B, B = 0 when the bus is idle (no outstanding writes here).
@@ -94,12 +145,12 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
         // SVC/BKPT/UDF trap: the instruction only; the plugin adds exception entry
         // ([`crate::CoreTiming::exception_entry`]) when the handler starts.
         Class::System => (if insn.mnemonic.starts_with("cps") { 1 } else { 2 }, 0),
-        Class::Fp(fp) => (fp_cost(params, prev, insn, fp), 0),
+        Class::Fp(fp) => (fp_cost(params, core, prev, insn, fp), 0),
     }
 }
 
 /// [M4] §7.2.3 Table 7-1, FPv4-SP; double precision only exists on FPv5 (M7, priced there).
-fn fp_cost(params: &Params, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u32 {
+fn fp_cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u32 {
     match fp {
         // VADD/VSUB/VMUL/VABS/VNEG/VCVT/VMOV imm/reg: 1.
         FpClass::Alu { .. } | FpClass::Compare { .. } => 1,
@@ -111,7 +162,7 @@ fn fp_cost(params: &Params, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u3
         FpClass::Load { double } => {
             let base = if double {
                 3
-            } else if pipelines_after(prev, insn) {
+            } else if pipelines_after(core, prev, insn) {
                 1
             } else {
                 2
@@ -138,8 +189,21 @@ fn fp_cost(params: &Params, prev: Option<&Insn>, insn: &Insn, fp: FpClass) -> u3
 }
 
 /// [M4]/[M3] §3.3.2: may this load/store pipeline behind `prev`?
-fn pipelines_after(prev: Option<&Insn>, insn: &Insn) -> bool {
+fn pipelines_after(core: Core, prev: Option<&Insn>, insn: &Insn) -> bool {
     let Some(prev) = prev else { return false };
+    // [jnk0le] "stores cannot be pipelined with following load instructions (adds extra cycle to
+    // store)" — measured on the M3 and M4, narrower than the TRM's "neighboring load and store
+    // single instructions can pipeline". Stores after stores still pipeline.
+    let is_load = matches!(insn.class, Class::Load { .. } | Class::Fp(FpClass::Load { .. }));
+    if is_load && matches!(prev.class, Class::Store { .. }) {
+        return false;
+    }
+    // [jnk0le] "[cm3] only first load in a chain can be pre or post indexed mode": on the M3 a
+    // writeback load never pipelines behind a load. (On the M4 only the same base register,
+    // which the address check below already catches: the base was just written back.)
+    if core == Core::CortexM3 && is_load && insn.mem.is_some_and(|m| m.writeback) {
+        return false;
+    }
     let prev_single =
         matches!(prev.class, Class::Load { .. } | Class::Store { .. } | Class::Fp(FpClass::Load { double: false }));
     if !prev_single {
@@ -167,5 +231,62 @@ pub(crate) fn address_dependency(prev: Option<&Insn>, insn: &Insn) -> u32 {
             1
         }
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Core, Model};
+    use mcubench_thumb::Decoder;
+
+    fn insns(addr: u32, halfwords: &[u16]) -> Vec<mcubench_thumb::Insn> {
+        let bytes: Vec<u8> = halfwords.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let (insns, err) = Decoder::for_core(Core::CortexM4).unwrap().decode_block(addr, &bytes);
+        assert!(err.is_none(), "{err:?}");
+        insns
+    }
+
+    /// [compendium]: three straddling 32-bit instructions cost one cycle more, stores only from
+    /// four; a branch to a straddling one costs one more. Word aligned: nothing.
+    #[test]
+    fn straddling_wide_instructions() {
+        let m = Model::new(Core::CortexM4);
+        let add = [0xf101, 0x0101]; // add.w r1, r1, #1
+        let str = [0xf8c2, 0x1004]; // str.w r1, [r2, #4]
+        let adds: Vec<u16> = add.repeat(3);
+        let unaligned = m.block(&insns(0x102, &adds));
+        assert_eq!((unaligned.fall_through, unaligned.branch_entry), (4, 1));
+        let aligned = m.block(&insns(0x100, &adds));
+        assert_eq!((aligned.fall_through, aligned.branch_entry), (3, 0));
+        // Four adds: still one extra cycle for the group.
+        assert_eq!(m.block(&insns(0x102, &add.repeat(4))).fall_through, 5);
+        // A 16-bit instruction (movs r0, #0) ends the group: 2 + 1 + 2, no penalty.
+        let broken = [add, add, [0x2000, 0x2000]].concat();
+        assert_eq!(m.block(&insns(0x102, &broken[..5])).fall_through, 3);
+        // Stores: 3 pay nothing extra (1 each), 4 pay one.
+        assert_eq!(m.block(&insns(0x102, &str.repeat(3))).fall_through, 3);
+        assert_eq!(m.block(&insns(0x102, &str.repeat(4))).fall_through, 5);
+        // The run is carried across a cut: the same sum wherever the block is cut.
+        let four = insns(0x102, &add.repeat(4));
+        for cut in 1..4 {
+            let (a, exit) = m.block_after(None, &four[..cut]);
+            let (b, _) = m.block_after(exit.as_ref(), &four[cut..]);
+            assert_eq!(a.fall_through + b.fall_through, 5, "cut at {cut}");
+            assert_eq!(b.branch_entry, 0, "a continuation is not entered by a branch");
+        }
+        // Other cores have no such rule.
+        assert_eq!(Model::new(Core::CortexM33).block(&insns(0x102, &adds)).branch_entry, 0);
+    }
+
+    /// [jnk0le]: a load right after a store does not pipeline; a store after a load does.
+    #[test]
+    fn load_after_store_does_not_pipeline() {
+        let m = Model::new(Core::CortexM4);
+        // str r1, [r2]; ldr r3, [r2, #4]; str r3, [r2, #8]
+        assert_eq!(m.block(&insns(0x100, &[0x6011, 0x6853, 0x6093])).fall_through, 1 + 2 + 1);
+        // ldr r3, [r2, #4]; ldr r1, [r2]: 2 + 1 (pipelined)
+        assert_eq!(m.block(&insns(0x100, &[0x6853, 0x6811])).fall_through, 3);
+        // str r1, [r2]; ldmia r2, {r3, r4}: 1 + (1 + 2 + 1)
+        assert_eq!(m.block(&insns(0x100, &[0x6011, 0xca18])).fall_through, 5);
     }
 }
