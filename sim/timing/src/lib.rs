@@ -37,6 +37,10 @@ pub use mcubench_wire::{Core, WaitStates};
 
 use mcubench_thumb::{Class, FpClass, Insn, PC, SpEffect};
 
+pub mod memory;
+mod settings;
+pub use settings::PARAM_NAMES;
+
 /// Per-core constants of the timing model, for `mcubench-wire`'s [`Core`] (the one core type of
 /// mcubench). The Cortex-M4F is priced as the Cortex-M4.
 pub trait CoreTiming {

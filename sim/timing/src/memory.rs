@@ -1,0 +1,220 @@
+//! The memory system of a real part: flash wait states behind line buffers, a sequential
+//! prefetch, instruction and data caches; SRAM and TCM (every address outside the flash regions)
+//! have none. The core models price instructions at zero wait states; this module adds the stall
+//! cycles of instruction fetches and data loads that reach the flash.
+//!
+//! It works in two halves, because what a fetch costs depends on what ran before:
+//! - at translation, [`MemorySystem::plan`] lists the flash lines a block's instructions come
+//!   from, and how many cycles the core spends in each (what a prefetch of the next line hides);
+//! - at run time, [`MemorySystem::fetch`] walks that plan against the state of the line buffer,
+//!   the prefetch and the instruction cache, and [`MemorySystem::load`] prices one data load.
+//!
+//! The rules (each an approximation of what the reference manuals describe; the part profiles
+//! name their documents):
+//! - **Line buffer.** Flash is read a line at a time (`line` bytes, the flash interface width:
+//!   128 bits on the STM32F4, RM0090 §3.5.2; 64 bits on the STM32L4, RM0351 §3.3.3). Code that
+//!   stays in the line last read costs nothing more; a new line costs `wait_states` stall cycles
+//!   (the "latency" of the part's wait-state table: RM0090 §3.5.1 Table 6).
+//! - **Prefetch.** With the prefetch on, the next sequential line is read while the current one
+//!   executes (RM0090 §3.5.2 "Prefetch on the I-Code bus"). Reading a line takes
+//!   `wait_states + 1` cycles, so moving on to it after `c` cycles in the current line stalls
+//!   `min(wait_states, wait_states + 1 - c)` cycles (0 once `c > wait_states`). A branch target
+//!   is not prefetched: it costs the full `wait_states` unless a buffer or cache holds it.
+//! - **Instruction cache.** Lines that miss every buffer are copied into the cache (LRU in each
+//!   set); a later fetch that hits costs nothing (RM0090 §3.5.2 "Instruction cache memory":
+//!   "provided without inserting any delay"). The cache is looked up at its own line size.
+//! - **Data loads.** A load from a flash region costs `wait_states` unless the data cache holds
+//!   its line (RM0090 §3.5.2 "Data management": literal pools through the D-cache). Stores are
+//!   not priced here (flash is not written by ordinary stores).
+//!
+//! What is not modelled: bus contention between fetches and loads on the same flash, the core's
+//! own prefetch queue (the core model's P covers it at 0 WS), critical-word-first refills of
+//! caches with lines longer than the flash width (the whole line is read for one stall), and
+//! cache maintenance by the firmware (caches start empty and are never flushed).
+
+use mcubench_thumb::Insn;
+pub use mcubench_wire::{CacheGeometry, FlashRegion, MemoryConfig};
+
+use crate::{Context, Model};
+
+/// A set-associative cache of line tags with least-recently-used replacement per set.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    geometry: CacheGeometry,
+    /// Per set, the tags of the lines it holds, most recently used first.
+    sets: Vec<Vec<u32>>,
+    line_shift: u32,
+}
+
+impl Cache {
+    pub fn new(geometry: CacheGeometry) -> Cache {
+        let sets = geometry.sets().max(1) as usize;
+        Cache {
+            geometry,
+            sets: vec![Vec::with_capacity(geometry.ways as usize); sets],
+            line_shift: geometry.line.max(1).trailing_zeros(),
+        }
+    }
+
+    pub fn geometry(&self) -> CacheGeometry {
+        self.geometry
+    }
+
+    /// Looks `addr`'s line up; on a miss the line is filled (evicting the set's least recently
+    /// used line). Returns whether it hit.
+    pub fn access(&mut self, addr: u32) -> bool {
+        let line = addr >> self.line_shift;
+        let n = self.sets.len() as u32;
+        let set = &mut self.sets[(line % n) as usize];
+        let tag = line / n;
+        match set.iter().position(|&t| t == tag) {
+            Some(0) => true,
+            Some(i) => {
+                set[..=i].rotate_right(1);
+                true
+            }
+            None => {
+                if set.len() == self.geometry.ways as usize {
+                    set.pop();
+                }
+                set.insert(0, tag);
+                false
+            }
+        }
+    }
+}
+
+/// One flash line a block fetches from, in execution order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedLine {
+    /// The line's first address.
+    pub addr: u32,
+    /// The flash region's wait states.
+    pub wait_states: u32,
+    /// Cycles the core spent in the block's previous line before it needs this one (what the
+    /// prefetch hides); `None` for the block's first line (the previous block's tail applies).
+    pub hide: Option<u32>,
+}
+
+/// A block's instruction fetches from flash, computed at translation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchPlan {
+    pub lines: Vec<PlannedLine>,
+    /// Cycles the core spends in the block's last line (hides the next block's prefetch).
+    pub tail: u32,
+}
+
+impl FetchPlan {
+    /// No instruction of the block comes from flash: nothing to do at run time.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+/// The memory system's configuration and run-time state (buffers, caches).
+#[derive(Debug, Clone)]
+pub struct MemorySystem {
+    config: MemoryConfig,
+    icache: Option<Cache>,
+    dcache: Option<Cache>,
+    /// The flash line in the fetch line buffer (`u32::MAX`: none yet).
+    current: u32,
+    /// Cycles spent in the previous block's last line.
+    carry: u32,
+}
+
+impl MemorySystem {
+    pub fn new(config: MemoryConfig) -> MemorySystem {
+        MemorySystem {
+            icache: config.icache.map(Cache::new),
+            dcache: config.dcache.map(Cache::new),
+            config,
+            current: u32::MAX,
+            carry: 0,
+        }
+    }
+
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// The flash region holding `addr`, if any.
+    pub fn flash_at(&self, addr: u32) -> Option<&FlashRegion> {
+        self.config.flash.iter().find(|f| f.start <= addr && addr < f.end)
+    }
+
+    /// Translation time: the flash lines `insns` (one block, in order) are fetched from, with the
+    /// cycles `model` prices the core spending in each. Empty when no instruction is in flash.
+    pub fn plan(&self, model: &Model, insns: &[Insn]) -> FetchPlan {
+        let mut plan = FetchPlan::default();
+        if insns.iter().all(|i| self.flash_at(i.addr).is_none()) {
+            return plan;
+        }
+        let mut context: Option<Context> = None;
+        let mut in_line = 0u32;
+        for insn in insns {
+            if let Some(f) = self.flash_at(insn.addr) {
+                let first = insn.addr & !(f.line - 1);
+                let last = insn.addr.wrapping_add(u32::from(insn.len) - 1) & !(f.line - 1);
+                for addr in [first, last] {
+                    if plan.lines.last().is_some_and(|l| l.addr == addr) {
+                        continue;
+                    }
+                    let hide = if plan.lines.is_empty() { None } else { Some(in_line) };
+                    plan.lines.push(PlannedLine { addr, wait_states: f.wait_states, hide });
+                    in_line = 0;
+                }
+            }
+            // This instruction's own cycles, priced after its predecessor as the block prices it.
+            let (cost, exit) = model.block_after(context.as_ref(), std::slice::from_ref(insn));
+            in_line = in_line.saturating_add(cost.fall_through as u32);
+            context = exit;
+        }
+        plan.tail = in_line;
+        plan
+    }
+
+    /// Run time: stall cycles of the instruction fetches of a block whose plan is `plan`.
+    pub fn fetch(&mut self, plan: &FetchPlan) -> u64 {
+        let mut stall = 0u64;
+        for line in &plan.lines {
+            let hide = line.hide.unwrap_or(self.carry);
+            stall += u64::from(self.fetch_line(line.addr, line.wait_states, hide));
+        }
+        self.carry = plan.tail;
+        stall
+    }
+
+    fn fetch_line(&mut self, addr: u32, wait_states: u32, hide: u32) -> u32 {
+        let previous = self.current;
+        self.current = addr;
+        if addr == previous {
+            return 0;
+        }
+        // The line buffer missed. A cache lookup fills the line on a miss in either case.
+        if let Some(cache) = &mut self.icache
+            && cache.access(addr)
+        {
+            return 0;
+        }
+        let width = self.flash_at(addr).map_or(16, |f| f.line);
+        let sequential = previous != u32::MAX && previous.wrapping_add(width) == addr;
+        if self.config.prefetch && sequential {
+            (wait_states + 1).saturating_sub(hide).min(wait_states)
+        } else {
+            wait_states
+        }
+    }
+
+    /// Run time: stall cycles of a data load from `addr`.
+    pub fn load(&mut self, addr: u32) -> u64 {
+        let Some(f) = self.flash_at(addr) else { return 0 };
+        let wait_states = f.wait_states;
+        if let Some(cache) = &mut self.dcache
+            && cache.access(addr)
+        {
+            return 0;
+        }
+        u64::from(wait_states)
+    }
+}

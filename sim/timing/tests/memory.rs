@@ -1,0 +1,106 @@
+//! Memory-system microbenchmarks with hand-derived stall cycles: a loop run from flash at 5 wait
+//! states (the STM32F407 at 168 MHz, RM0090 §3.5.1 Table 6) with no accelerator, with the
+//! prefetch only, and with prefetch and instruction cache (ST's ART), cold first pass against
+//! warm passes; data loads through a data cache; SRAM at zero wait states.
+
+use mcubench_thumb::Decoder;
+use mcubench_timing::memory::{Cache, CacheGeometry, FlashRegion, MemoryConfig, MemorySystem};
+use mcubench_timing::{Core, Model};
+
+const FLASH: FlashRegion = FlashRegion { start: 0x0800_0000, end: 0x0810_0000, wait_states: 5, line: 16 };
+/// RM0090 §3.5.2: 64 lines of 128 bits (I-cache), 8 lines of 128 bits (D-cache), LRU.
+const ART_I: CacheGeometry = CacheGeometry { size: 1024, ways: 64, line: 16 };
+const ART_D: CacheGeometry = CacheGeometry { size: 128, ways: 8, line: 16 };
+
+/// The loop at `at` (16-byte aligned): ten `adds r1, #1`, `subs r0, #1`, `bne` to the start.
+/// 24 bytes: flash line `at` holds instructions 0..=7 (8 cycles at 0 WS), line `at + 16` holds
+/// the last four (4 cycles, +P = 1 when the branch is taken).
+fn loop_block(at: u32) -> Vec<mcubench_thumb::Insn> {
+    let mut hw = vec![0x3101u16; 10];
+    hw.push(0x3801);
+    hw.push(0xd1f3); // bne at: offset -26 from at + 0x16 + 4
+    let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let (insns, err) = Decoder::for_core(Core::CortexM4F).unwrap().decode_block(at, &bytes);
+    assert!(err.is_none());
+    insns
+}
+
+/// Stall cycles of each of `n` passes of the loop.
+fn passes(config: MemoryConfig, at: u32, n: usize) -> Vec<u64> {
+    let model = Model::new(Core::CortexM4F);
+    let insns = loop_block(at);
+    assert_eq!(model.block(&insns).fall_through, 12, "the core's own cycles per pass, before the refill");
+    let mut memory = MemorySystem::new(config);
+    let plan = memory.plan(&model, &insns);
+    (0..n).map(|_| memory.fetch(&plan)).collect()
+}
+
+fn flash_only(prefetch: bool, icache: Option<CacheGeometry>) -> MemoryConfig {
+    MemoryConfig { flash: vec![FLASH], prefetch, icache, dcache: None }
+}
+
+#[test]
+fn a_loop_from_flash_at_5_wait_states_without_an_accelerator() {
+    // Every pass reads both lines anew (the line buffer holds the other one): 2 × 5.
+    assert_eq!(passes(flash_only(false, None), 0x0800_0100, 3), [10, 10, 10]);
+}
+
+#[test]
+fn the_prefetch_hides_the_sequential_line() {
+    // The branch target's line costs 5; the second line was read while the first executed for
+    // 8 cycles, more than the 5 + 1 a read takes: no stall.
+    assert_eq!(passes(flash_only(true, None), 0x0800_0100, 3), [5, 5, 5]);
+    // At 10 wait states the read takes 11 cycles: 11 - 8 = 3 of them show.
+    let slow = MemoryConfig { flash: vec![FlashRegion { wait_states: 10, ..FLASH }], ..flash_only(true, None) };
+    assert_eq!(passes(slow, 0x0800_0100, 2), [13, 13]);
+}
+
+#[test]
+fn the_art_cache_makes_warm_passes_free() {
+    // Cold first pass: the target line misses (5), the next is prefetched (0). Warm: both hit.
+    assert_eq!(passes(flash_only(true, Some(ART_I)), 0x0800_0100, 4), [5, 0, 0, 0]);
+    // Without the prefetch the cold pass pays both lines.
+    assert_eq!(passes(flash_only(false, Some(ART_I)), 0x0800_0100, 3), [10, 0, 0]);
+}
+
+#[test]
+fn code_in_sram_has_no_wait_states() {
+    assert_eq!(passes(flash_only(false, None), 0x2000_0100, 3), [0, 0, 0]);
+    let model = Model::new(Core::CortexM4F);
+    assert!(MemorySystem::new(flash_only(true, Some(ART_I))).plan(&model, &loop_block(0x2000_0100)).is_empty());
+}
+
+#[test]
+fn a_loop_in_one_line_stays_in_the_line_buffer() {
+    // subs r0, #1; bne .-2 at 0x08000200: one line; only the first pass reads it.
+    let bytes: Vec<u8> = [0x3801u16, 0xd1fd].iter().flat_map(|h| h.to_le_bytes()).collect();
+    let (insns, _) = Decoder::for_core(Core::CortexM4F).unwrap().decode_block(0x0800_0200, &bytes);
+    let model = Model::new(Core::CortexM4F);
+    let mut memory = MemorySystem::new(flash_only(false, None));
+    let plan = memory.plan(&model, &insns);
+    assert_eq!(plan.lines.len(), 1);
+    assert_eq!((0..3).map(|_| memory.fetch(&plan)).collect::<Vec<_>>(), [5, 0, 0]);
+}
+
+#[test]
+fn data_loads_from_flash_through_the_data_cache() {
+    let mut without = MemorySystem::new(flash_only(true, Some(ART_I)));
+    assert_eq!([0x0800_1000, 0x0800_1004, 0x2000_0000].map(|a| without.load(a)), [5, 5, 0]);
+    let mut with = MemorySystem::new(MemoryConfig { dcache: Some(ART_D), ..flash_only(true, Some(ART_I)) });
+    // Same line twice: miss then hit; SRAM never stalls.
+    assert_eq!([0x0800_1000, 0x0800_1004, 0x0800_1010, 0x2000_0000].map(|a| with.load(a)), [5, 0, 5, 0]);
+    // Nine lines through an 8-line cache, then the first again: evicted (LRU).
+    let mut cycle = MemorySystem::new(MemoryConfig { dcache: Some(ART_D), ..flash_only(false, None) });
+    let first: u64 = (0..9).map(|i| cycle.load(0x0800_2000 + 16 * i)).sum();
+    assert_eq!((first, cycle.load(0x0800_2000)), (45, 5));
+}
+
+#[test]
+fn a_two_way_cache_evicts_the_least_recently_used_line() {
+    // 4 sets × 2 ways × 16 bytes: lines 0x000, 0x040, 0x080 all map to set 0.
+    let mut c = Cache::new(CacheGeometry { size: 128, ways: 2, line: 16 });
+    assert_eq!(
+        [0x000, 0x040, 0x000, 0x080, 0x000, 0x040].map(|a| c.access(a)),
+        [false, false, true, false, true, false]
+    );
+}
