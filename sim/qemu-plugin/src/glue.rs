@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
+use mcubench_timing::memory::{FetchPlan, MemorySystem};
 use mcubench_timing::{Context, Model, Params};
 use mcubench_wire::{Cycles, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
@@ -63,6 +64,18 @@ static RUN_LOW: AtomicU32 = AtomicU32::new(u32::MAX);
 struct Timing {
     model: Model,
     decoder: Decoder,
+}
+
+/// The memory system's run-time state (line buffer, prefetch, caches), with `flash=` arguments.
+struct MemoryCell(UnsafeCell<MemorySystem>);
+// SAFETY: as ShadowCell: touched only by vCPU 0's callbacks, never concurrently.
+unsafe impl Sync for MemoryCell {}
+static MEMORY: OnceLock<MemoryCell> = OnceLock::new();
+
+/// The memory system, if the arguments describe one.
+fn memory() -> Option<&'static mut MemorySystem> {
+    // SAFETY: see MemoryCell; callers never hold two of these references at once.
+    MEMORY.get().map(|cell| unsafe { &mut *cell.0.get() })
 }
 
 struct State {
@@ -201,6 +214,8 @@ struct TbInfo {
     /// For pricing this TB as the continuation of straight-line code (see [`continuation`]);
     /// boxed: the exec callback touches it only at a cut.
     straight: Option<Box<Straight>>,
+    /// The flash lines this TB fetches from (`None`: none, or no memory system).
+    fetch: Option<Box<FetchPlan>>,
 }
 
 /// What a priced TB needs for continuation pricing.
@@ -322,13 +337,19 @@ impl Register for McubenchPlugin {
             refuse(&e);
         }
         let config = PluginArgs::parse(&args.raw).unwrap_or_else(|e| refuse(&e.to_string()));
-        let timing = config.core.map(|core| Timing {
-            model: Model::with_params(
-                core,
-                Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) },
-            ),
-            decoder: Decoder::for_core(core).unwrap_or_else(|e| refuse(&format!("no decoder for {core}: {e}"))),
+        let timing = config.core.map(|core| {
+            let mut params = Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) };
+            for (name, value) in &config.params {
+                params.set(name, value).unwrap_or_else(|e| refuse(&format!("argument `param`: {e}")));
+            }
+            Timing {
+                model: Model::with_params(core, params),
+                decoder: Decoder::for_core(core).unwrap_or_else(|e| refuse(&format!("no decoder for {core}: {e}"))),
+            }
         });
+        if timing.is_some() && !config.memory.is_empty() {
+            let _ = MEMORY.set(MemoryCell(UnsafeCell::new(MemorySystem::new(config.memory.clone()))));
+        }
         let functions = config.functions.as_ref().map(|path| {
             let text = std::fs::read_to_string(path)
                 .unwrap_or_else(|e| refuse(&format!("cannot read {}: {e}", path.display())));
@@ -392,6 +413,11 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
         Some(t) => continuation(&t.model, tb),
         None => 0,
     };
+    // Flash stalls of this TB's fetches, from the state the TBs before it left.
+    let stall = match (&tb.fetch, memory()) {
+        (Some(plan), Some(m)) => m.fetch(plan),
+        _ => 0,
+    };
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
     let taken = extra != 0 && PENDING_FALL.load(Ordering::Relaxed) != tb.start;
     if taken {
@@ -406,7 +432,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
         }
         if let Some(shape) = &tb.shape {
             let node = profile.enter(shape);
-            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception, tb.insns);
+            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception + stall, tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
             let depth = profile.depth();
             let begin = if profile.began() && shape.func_entry { tb.region } else { None };
@@ -431,7 +457,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     // every TB, so it adds them instead of inline operations (cheaper on QEMU 10, see `api`);
     // after the snapshots above, as inline adds registered after the callback would be.
     INSNS.add(tb.insns);
-    CYCLES.add(tb.cost.wrapping_add(continued as u64));
+    CYCLES.add(tb.cost.wrapping_add(continued as u64) + stall);
     if let Some(e) = &tb.error
         && let Some(state) = STATE.get()
     {
@@ -508,6 +534,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             kind: Kind::Other,
             falls_through: false,
             straight: None,
+            fetch: None,
         };
         match result {
             Ok(c) => {
@@ -527,6 +554,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     exit: c.exit.clone(),
                     seen: UnsafeCell::new(Vec::new()),
                 }));
+                if let Some(m) = memory() {
+                    let plan = m.plan(&timing.model, &c.insns);
+                    info.fetch = (!plan.is_empty()).then(|| Box::new(plan));
+                }
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: c.fall, end: c.end, func, func_entry });
@@ -561,6 +592,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), probe);
+    }
+    if state.config.memory.data_side()
+        && let Some(p) = &price
+    {
+        probe_loads(&tb, &p.insns);
     }
 
     let Some(markers) = state.config.markers else { return };
@@ -615,6 +651,31 @@ fn probe_stores(tb: &TranslationBlock<'_>, stores: Option<&[bool]>, probe: &Stac
                 }
             },
             MemRW::QEMU_PLUGIN_MEM_RW,
+        );
+    }
+}
+
+/// Data side of the memory system: a memory callback on every load instruction of `tb` that
+/// adds the stall of a load from flash ([`MemorySystem::load`]: wait states unless the data cache
+/// holds the line). Costly (a call per load), so only when some flash region has wait states.
+fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn]) {
+    for (i, insn) in tb.instructions().enumerate() {
+        if !insns.get(i).is_some_and(cost::reads_memory) {
+            continue;
+        }
+        insn.register_memory_access_callback(
+            move |vcpu, info, vaddr| {
+                if vcpu != 0 || info.is_store() {
+                    return;
+                }
+                if let Some(m) = memory() {
+                    let stall = m.load(vaddr as u32);
+                    if stall != 0 {
+                        CYCLES.add(stall);
+                    }
+                }
+            },
+            MemRW::QEMU_PLUGIN_MEM_R,
         );
     }
 }

@@ -24,8 +24,10 @@
 //!   set); a later fetch that hits costs nothing (RM0090 §3.5.2 "Instruction cache memory":
 //!   "provided without inserting any delay"). The cache is looked up at its own line size.
 //! - **Data loads.** A load from a flash region costs `wait_states` unless the data cache holds
-//!   its line (RM0090 §3.5.2 "Data management": literal pools through the D-cache). Stores are
-//!   not priced here (flash is not written by ordinary stores).
+//!   its line (RM0090 §3.5.2 "Data management": literal pools through the D-cache), or, with
+//!   `unified` and no data cache, the instruction cache holds it (one cache on the code bus:
+//!   the STM32H5's ICACHE, RM0481 §"ICACHE"; the RP2040's XIP cache, RP2040 datasheet §2.6.3.1).
+//!   Stores are not priced here (flash is not written by ordinary stores).
 //!
 //! What is not modelled: bus contention between fetches and loads on the same flash, the core's
 //! own prefetch queue (the core model's P covers it at 0 WS), critical-word-first refills of
@@ -210,7 +212,12 @@ impl MemorySystem {
     pub fn load(&mut self, addr: u32) -> u64 {
         let Some(f) = self.flash_at(addr) else { return 0 };
         let wait_states = f.wait_states;
-        if let Some(cache) = &mut self.dcache
+        let cache = match (&mut self.dcache, &mut self.icache) {
+            (Some(d), _) => Some(d),
+            (None, Some(i)) if self.config.unified => Some(i),
+            _ => None,
+        };
+        if let Some(cache) = cache
             && cache.access(addr)
         {
             return 0;

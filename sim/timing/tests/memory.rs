@@ -36,7 +36,7 @@ fn passes(config: MemoryConfig, at: u32, n: usize) -> Vec<u64> {
 }
 
 fn flash_only(prefetch: bool, icache: Option<CacheGeometry>) -> MemoryConfig {
-    MemoryConfig { flash: vec![FLASH], prefetch, icache, dcache: None }
+    MemoryConfig { flash: vec![FLASH], prefetch, icache, dcache: None, unified: false }
 }
 
 #[test]
@@ -93,6 +93,9 @@ fn data_loads_from_flash_through_the_data_cache() {
     let mut cycle = MemorySystem::new(MemoryConfig { dcache: Some(ART_D), ..flash_only(false, None) });
     let first: u64 = (0..9).map(|i| cycle.load(0x0800_2000 + 16 * i)).sum();
     assert_eq!((first, cycle.load(0x0800_2000)), (45, 5));
+    // One cache for code and data (unified): a load of a line the code already brought in hits.
+    let mut unified = MemorySystem::new(MemoryConfig { unified: true, ..flash_only(false, Some(ART_I)) });
+    assert_eq!([0x0800_3000, 0x0800_3008].map(|a| unified.load(a)), [5, 0]);
 }
 
 #[test]

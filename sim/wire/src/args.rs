@@ -11,7 +11,7 @@
 //!     exit=0x..,exit_size=N,regions=0x..,regions_count=N][,core=cortex-m4f][,functions=<file>]
 //!     [,profile=on][,wait=<start>:<end>:<fetch>:<data>]...[,stack=<lo>:<hi>][,stack_skip=<start>:<end>]...
 //!     [,handler=<addr>]...[,param=<name>:<value>]...[,flash=<start>:<end>:<ws>:<line>]...
-//!     [,prefetch=on][,icache=<size>:<ways>:<line>][,dcache=<size>:<ways>:<line>]
+//!     [,prefetch=on][,icache=<size>:<ways>:<line>][,dcache=<size>:<ways>:<line>][,unified=on]
 //! ```
 //!
 //! Numbers are decimal or `0x` hexadecimal; unknown keys are refused. The keys:
@@ -39,7 +39,8 @@
 //!   (`branch-refill:2`, `divide:7`, ...); the plugin refuses a name its model does not have.
 //!   Needs `core`.
 //! * `flash=<start>:<end>:<ws>:<line>` (repeatable), `prefetch=on|off`,
-//!   `icache=<size>:<ways>:<line>`, `dcache=<size>:<ways>:<line>`: the memory system
+//!   `icache=<size>:<ways>:<line>`, `dcache=<size>:<ways>:<line>`, `unified=on|off` (loads
+//!   through the instruction cache): the memory system
 //!   ([`MemoryConfig`]). Caches and prefetch need a `flash=` region; all need `core`.
 
 use std::collections::BTreeMap;
@@ -193,6 +194,9 @@ impl PluginArgs {
         if self.memory.prefetch {
             a.push("prefetch=on".into());
         }
+        if self.memory.unified {
+            a.push("unified=on".into());
+        }
         for (key, cache) in [("icache", &self.memory.icache), ("dcache", &self.memory.dcache)] {
             if let Some(c) = cache {
                 a.push(format!("{key}={}:{}:{}", c.size, c.ways, c.line));
@@ -269,6 +273,13 @@ impl PluginArgs {
                     }
                     args.memory.flash.push(FlashRegion { start: v[0], end: v[1], wait_states: v[2], line: v[3] });
                 }
+                "unified" => {
+                    args.memory.unified = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(err(format!("argument `unified` is `on` or `off`, not `{value}`"))),
+                    }
+                }
                 "prefetch" => {
                     args.memory.prefetch = match value {
                         "on" => true,
@@ -339,9 +350,15 @@ impl PluginArgs {
             }
         }
         if args.memory.flash.is_empty()
-            && (args.memory.prefetch || args.memory.icache.is_some() || args.memory.dcache.is_some())
+            && (args.memory.prefetch
+                || args.memory.unified
+                || args.memory.icache.is_some()
+                || args.memory.dcache.is_some())
         {
-            return Err(Error::arg(Some("flash"), "`prefetch=`, `icache=` and `dcache=` need a `flash=` region"));
+            return Err(Error::arg(
+                Some("flash"),
+                "`prefetch=`, `unified=`, `icache=` and `dcache=` need a `flash=` region",
+            ));
         }
         if args.profile && args.functions.is_none() {
             return Err(Error::arg(Some("profile"), "`profile=on` needs `functions=`"));

@@ -64,6 +64,9 @@ pub struct MemoryConfig {
     pub icache: Option<CacheGeometry>,
     /// Data cache in front of the flash regions (loads only; flash is not written by stores).
     pub dcache: Option<CacheGeometry>,
+    /// Data loads from flash go through the instruction cache (one cache on the code bus: the
+    /// STM32H5's ICACHE, the RP2040's XIP cache) when there is no data cache.
+    pub unified: bool,
 }
 
 impl MemoryConfig {

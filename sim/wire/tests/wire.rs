@@ -56,6 +56,7 @@ fn every_argument() -> PluginArgs {
             prefetch: true,
             icache: Some(mcubench_wire::CacheGeometry { size: 1024, ways: 64, line: 16 }),
             dcache: Some(mcubench_wire::CacheGeometry { size: 128, ways: 8, line: 16 }),
+            unified: true,
         },
     }
 }
