@@ -280,6 +280,11 @@ pub fn time_us(cycles: Option<u64>, clock_hz: Option<u64>) -> Option<f64> {
     Some(cycles? as f64 * 1e6 / clock_hz.filter(|&h| h > 0)? as f64)
 }
 
+/// The effective cycle model parameters of a cell on one line: `core=cortex-m4f, clock=168 MHz, ...`.
+pub fn params_text(c: &CellReport) -> String {
+    c.cycle_params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+}
+
 /// A time in microseconds as people write it: `812 ns`, `75.6 µs`, `12.3 ms`, `1.20 s`.
 pub fn format_time(us: f64) -> String {
     if us < 1.0 {
