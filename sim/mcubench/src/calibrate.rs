@@ -51,10 +51,7 @@ impl Free {
 
     pub fn parse(name: &str) -> Result<Free, String> {
         Free::ALL.into_iter().find(|f| f.name() == name.trim()).ok_or_else(|| {
-            format!(
-                "`{name}` cannot be fitted; free parameters are {}",
-                Free::ALL.map(Free::name).join(", ")
-            )
+            format!("`{name}` cannot be fitted; free parameters are {}", Free::ALL.map(Free::name).join(", "))
         })
     }
 
@@ -210,7 +207,8 @@ impl Calibration {
     }
 
     pub fn from_yaml(path: &Path, text: &str) -> Result<Calibration, Error> {
-        let raw: RawCalibration = serde_yaml_ng::from_str(text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let raw: RawCalibration =
+            serde_yaml_ng::from_str(text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
         let base = Self::base(path);
         let mut rows = Vec::new();
         for (i, r) in raw.rows.into_iter().enumerate() {
@@ -227,9 +225,12 @@ impl Calibration {
             };
             rows.push(Row { at, source, board: r.board, profile: r.profile, measured, cycles: r.cycles });
         }
-        let free = raw.free.iter().map(|f| Free::parse(f)).collect::<Result<_, _>>().map_err(|e| {
-            Error::Input(format!("{}: free: {e}", path.display()))
-        })?;
+        let free = raw
+            .free
+            .iter()
+            .map(|f| Free::parse(f))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Input(format!("{}: free: {e}", path.display())))?;
         Ok(Calibration { file: path.to_owned(), timing: raw.timing.map(|p| p.0), model: raw.model, free, rows })
     }
 
@@ -266,11 +267,15 @@ impl Calibration {
             let measured = match f[3].split_once(':') {
                 Some(("kat", id)) if !id.is_empty() => Measured::Kat(id.to_string()),
                 Some(("region", name)) if !name.is_empty() => Measured::Region(name.to_string()),
-                _ => return Err(Error::Input(format!("{at}: measure `{}` is not `kat:<id>` or `region:<function>`", f[3]))),
+                _ => {
+                    return Err(Error::Input(format!(
+                        "{at}: measure `{}` is not `kat:<id>` or `region:<function>`",
+                        f[3]
+                    )));
+                }
             };
-            let cycles = f[4]
-                .parse()
-                .map_err(|_| Error::Input(format!("{at}: cycles `{}` is not a whole number", f[4])))?;
+            let cycles =
+                f[4].parse().map_err(|_| Error::Input(format!("{at}: cycles `{}` is not a whole number", f[4])))?;
             rows.push(Row {
                 at,
                 source,
@@ -363,7 +368,9 @@ impl Fitted {
         let _ = writeln!(out, "fitted profile (paste into the scenario):\n");
         out.push_str(&self.profile_yaml);
         let mut table = vec![
-            ["row", "measured", "base est.", "err", "fitted est.", "err", "LOO est.", "LOO err"].map(String::from).to_vec(),
+            ["row", "measured", "base est.", "err", "fitted est.", "err", "LOO est.", "LOO err"]
+                .map(String::from)
+                .to_vec(),
         ];
         for (row, base, fit, loo) in &self.rows {
             table.push(vec![
@@ -390,11 +397,8 @@ impl Fitted {
             let (lm, lx) = median_max(abs(&|r| r.3));
             let _ = writeln!(out, "|error| leave-one-out: median {lm:.2} %, max {lx:.2} %");
         } else {
-            let _ = writeln!(
-                out,
-                "leave-one-out: needs {} rows (one more than the free parameters)",
-                self.free.len() + 1
-            );
+            let _ =
+                writeln!(out, "leave-one-out: needs {} rows (one more than the free parameters)", self.free.len() + 1);
         }
         out
     }
@@ -468,13 +472,17 @@ impl<'a> Evaluator<'a> {
         for row in &self.c.rows {
             let cell = &by_cell[&(row.source.clone(), row.board.clone(), row.profile.clone())];
             let est = match &row.measured {
-                Measured::Kat(id) => cell.kats.iter().find(|k| &k.id == id).map(|k| k.cycles).ok_or_else(|| {
-                    Error::Input(format!("{}: the run has no KAT `{id}`", row.at))
-                })?,
+                Measured::Kat(id) => cell
+                    .kats
+                    .iter()
+                    .find(|k| &k.id == id)
+                    .map(|k| k.cycles)
+                    .ok_or_else(|| Error::Input(format!("{}: the run has no KAT `{id}`", row.at)))?,
                 Measured::Region(name) => {
-                    let r = cell.regions.iter().find(|r| &r.name == name).ok_or_else(|| {
-                        Error::Input(format!("{}: the run has no function region `{name}`", row.at))
-                    })?;
+                    let r =
+                        cell.regions.iter().find(|r| &r.name == name).ok_or_else(|| {
+                            Error::Input(format!("{}: the run has no function region `{name}`", row.at))
+                        })?;
                     if r.calls == 0 {
                         return Err(Error::Input(format!("{}: `{name}` was never called in the run", row.at)));
                     }
@@ -536,9 +544,12 @@ fn cell_scenario(c: &Calibration, row: &Row) -> Result<(Scenario, &'static Board
     let (scenario, board) = match &row.source {
         Source::Scenario(path) => {
             let s = Scenario::load(path).map_err(|e| Error::Input(format!("{}: {e}", row.at)))?;
-            let board = s.boards.iter().copied().find(|b| b.name == row.board).ok_or_else(|| {
-                Error::Input(format!("{}: the scenario has no board `{}`", row.at, row.board))
-            })?;
+            let board = s
+                .boards
+                .iter()
+                .copied()
+                .find(|b| b.name == row.board)
+                .ok_or_else(|| Error::Input(format!("{}: the scenario has no board `{}`", row.at, row.board)))?;
             (s, board)
         }
         Source::Elf(path) => {
@@ -610,12 +621,7 @@ pub fn calibrate(c: &Calibration, options: RunOptions) -> Result<Fitted, Error> 
     }
     profile_yaml.push_str("model:\n");
     profile_yaml.push_str(&fitted_model.to_yaml(2));
-    let rows = c
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.clone(), base_est[i], fit_est[i], loo[i]))
-        .collect();
+    let rows = c.rows.iter().enumerate().map(|(i, r)| (r.clone(), base_est[i], fit_est[i], loo[i])).collect();
     Ok(Fitted { free: c.free.clone(), base_values: base, values, rows, profile_yaml, evaluations: ev.memo.len() })
 }
 
@@ -665,7 +671,8 @@ mod tests {
         std::fs::write(&path, "rows: [{ elf: a.elf, board: mps2-an386, kat: x, cycles: 5, extra: 1 }]\n").unwrap();
         let e = Calibration::load(&path, None, None).unwrap_err().to_string();
         assert!(e.contains("unknown field `extra`") && e.contains("c.yaml"), "{e}");
-        std::fs::write(&path, "rows: [{ elf: a.elf, scenario: s.yaml, board: mps2-an386, kat: x, cycles: 5 }]\n").unwrap();
+        std::fs::write(&path, "rows: [{ elf: a.elf, scenario: s.yaml, board: mps2-an386, kat: x, cycles: 5 }]\n")
+            .unwrap();
         let e = Calibration::load(&path, None, None).unwrap_err().to_string();
         assert!(e.contains("rows[0]: give exactly one of `scenario` or `elf`"), "{e}");
     }

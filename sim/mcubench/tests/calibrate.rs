@@ -22,7 +22,9 @@ fn measured(elf: &str, model: &str) -> Vec<(String, u64)> {
 #[test]
 fn calibrate_recovers_the_parameters_the_rows_were_made_with() {
     let dir = tempfile::tempdir().unwrap();
-    let mut csv = String::from("# generated: stm32f407 with branch-refill 2, flash wait-states 3\nsource,board,profile,measure,cycles\n");
+    let mut csv = String::from(
+        "# generated: stm32f407 with branch-refill 2, flash wait-states 3\nsource,board,profile,measure,cycles\n",
+    );
     for elf in ["kat-crc32-table", "kat-crc32"] {
         let path = dir.path().join(format!("{elf}.elf"));
         std::fs::copy(common::c_firmware(elf), &path).unwrap();
@@ -32,7 +34,8 @@ fn calibrate_recovers_the_parameters_the_rows_were_made_with() {
     }
     let rows = dir.path().join("rows.csv");
     std::fs::write(&rows, &csv).unwrap();
-    let out = common::mcubench().args(["calibrate", "--timing", "stm32f407", "--jobs", "2"]).arg(&rows).output().unwrap();
+    let out =
+        common::mcubench().args(["calibrate", "--timing", "stm32f407", "--jobs", "2"]).arg(&rows).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     eprintln!("{text}");

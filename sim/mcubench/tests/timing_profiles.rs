@@ -3,7 +3,8 @@
 //! at zero wait states, with the STM32F407 profile (5 WS behind the ART accelerator) and with
 //! the same flash without an accelerator, and the Cortex-M33 build with the STM32H563 profile on
 //! mps2-an505: estimates order as the memory systems do, times are the cycles at the profile's
-//! clock, every report shows the effective parameters, and runs are deterministic.
+//! clock, every report shows the effective parameters, and runs are deterministic and the same
+//! on QEMU 7.2 and QEMU 10 (memory callbacks and TB cuts differ between them).
 
 // Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
 #![cfg(feature = "full")]
@@ -44,10 +45,11 @@ fn flash_wait_states_and_the_art_accelerator_order_the_estimates() {
     // Same instructions in all three.
     let insns = |c: &CellReport| c.kats.iter().map(|k| k.instructions).sum::<u64>();
     assert_eq!((insns(&zero), insns(&art)), (insns(&bare), insns(&bare)));
-    // The ART hides most of the 5 wait states (warm loops hit its caches); without it, every
-    // line read and every table load waits.
+    // The ART hides much of the 5 wait states (warm loops hit its caches; the 1 KiB table does
+    // not fit its 8-line data cache, so table loads still wait); without it, every line read
+    // and every table load waits.
     assert!(z < a && a < b, "0 WS {z} < ART {a} < bare {b}");
-    assert!((a - z) * 4 < b - z, "the accelerator should remove most of the stall: {z} {a} {b}");
+    assert!((a - z) * 2 < b - z, "the accelerator should remove most of the stall: {z} {a} {b}");
     assert!(b as f64 > 1.5 * z as f64, "5 WS without an accelerator is far slower: {z} {b}");
 
     // Time at the clock, the clock and the parameters in the report.
@@ -82,3 +84,20 @@ fn the_stm32h563_profile_on_the_m33_board_reports_time_at_250_mhz() {
     assert!(json.contains("\"clock_hz\": 250000000") && json.contains("\"time_us\""), "{json}");
 }
 
+#[test]
+fn qemu_7_and_10_give_the_same_estimates_with_a_memory_system() {
+    let new = std::env::var_os("MCUBENCH_TEST_QEMU10")
+        .map_or_else(|| std::path::PathBuf::from("/opt/qemu-10/usr/bin/qemu-system-arm"), std::path::PathBuf::from);
+    assert!(new.is_file(), "{}: this test needs QEMU 10 beside 7.2 (bash ci/setup.sh)", new.display());
+    let path = common::c_firmware("kat-crc32-table");
+    let yaml = format!("name: t\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\ntiming: stm32f407\n", path.display());
+    let scenario = common::scenario(&yaml);
+    let on = |qemu: std::path::PathBuf| {
+        let options = mcubench::RunOptions { jobs: 1, qemu, ..mcubench::RunOptions::default() };
+        let cell = common::only_cell(mcubench::run_scenario(&scenario, &options));
+        (cell.kats.iter().map(|k| k.cycles).collect::<Vec<_>>(), cell.cycles_total, cell.qemu)
+    };
+    let (old, new) = (on("qemu-system-arm".into()), on(new));
+    assert_ne!(old.2, new.2, "two QEMU versions");
+    assert_eq!((old.0, old.1), (new.0, new.1));
+}

@@ -593,10 +593,13 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), probe);
     }
-    if state.config.memory.data_side()
-        && let Some(p) = &price
-    {
-        probe_loads(&tb, &p.insns);
+    let data_side = state.config.memory.data_side();
+    if data_side && let Some(p) = &price {
+        // Instructions of the marker functions get their one memory callback below, which
+        // prices their loads too: one callback per instruction behaves the same on every QEMU.
+        let markers = state.config.markers;
+        let skip = |pc: u64| markers.is_some_and(|m| m.function_at(pc).is_some());
+        probe_loads(&tb, &p.insns, skip);
     }
 
     let Some(markers) = state.config.markers else { return };
@@ -610,6 +613,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
         insn.register_memory_access_callback(
             move |_vcpu, info, vaddr| {
                 if !info.is_store() {
+                    // A load in a marker function: the data side of the memory system.
+                    if data_side && let Some(m) = memory() {
+                        CYCLES.add(m.load(vaddr as u32, 1 << info.size_shift()));
+                    }
                     return;
                 }
                 let Some(id) = markers.region_id(vaddr) else { return };
@@ -658,9 +665,9 @@ fn probe_stores(tb: &TranslationBlock<'_>, stores: Option<&[bool]>, probe: &Stac
 /// Data side of the memory system: a memory callback on every load instruction of `tb` that
 /// adds the stall of a load from flash ([`MemorySystem::load`]: wait states unless the data cache
 /// holds the line). Costly (a call per load), so only when some flash region has wait states.
-fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn]) {
+fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn], skip: impl Fn(u64) -> bool) {
     for (i, insn) in tb.instructions().enumerate() {
-        if !insns.get(i).is_some_and(cost::reads_memory) {
+        if !insns.get(i).is_some_and(cost::reads_memory) || skip(insn.vaddr()) {
             continue;
         }
         insn.register_memory_access_callback(
@@ -669,13 +676,15 @@ fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn]) {
                     return;
                 }
                 if let Some(m) = memory() {
-                    let stall = m.load(vaddr as u32);
+                    let stall = m.load(vaddr as u32, 1 << info.size_shift());
                     if stall != 0 {
                         CYCLES.add(stall);
                     }
                 }
             },
-            MemRW::QEMU_PLUGIN_MEM_R,
+            // QEMU 7.2 filters callbacks by access type wrongly (see probe_stores): register
+            // for both and filter here, as the marker and stack callbacks do.
+            MemRW::QEMU_PLUGIN_MEM_RW,
         );
     }
 }

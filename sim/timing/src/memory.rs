@@ -23,7 +23,8 @@
 //! - **Instruction cache.** Lines that miss every buffer are copied into the cache (LRU in each
 //!   set); a later fetch that hits costs nothing (RM0090 §3.5.2 "Instruction cache memory":
 //!   "provided without inserting any delay"). The cache is looked up at its own line size.
-//! - **Data loads.** A load from a flash region costs `wait_states` unless the data cache holds
+//! - **Data loads.** A load from a flash region costs `wait_states` per flash line it touches
+//!   unless the previous load read that line (the flash returns whole lines) or the data cache holds
 //!   its line (RM0090 §3.5.2 "Data management": literal pools through the D-cache), or, with
 //!   `unified` and no data cache, the instruction cache holds it (one cache on the code bus:
 //!   the STM32H5's ICACHE, RM0481 §"ICACHE"; the RP2040's XIP cache, RP2040 datasheet §2.6.3.1).
@@ -123,6 +124,9 @@ pub struct MemorySystem {
     current: u32,
     /// Cycles spent in the previous block's last line.
     carry: u32,
+    /// The flash line the last data load read (`u32::MAX`: none, or the last load was not from
+    /// flash).
+    data_line: u32,
 }
 
 impl MemorySystem {
@@ -133,6 +137,7 @@ impl MemorySystem {
             config,
             current: u32::MAX,
             carry: 0,
+            data_line: u32::MAX,
         }
     }
 
@@ -208,20 +213,38 @@ impl MemorySystem {
         }
     }
 
-    /// Run time: stall cycles of a data load from `addr`.
-    pub fn load(&mut self, addr: u32) -> u64 {
-        let Some(f) = self.flash_at(addr) else { return 0 };
-        let wait_states = f.wait_states;
-        let cache = match (&mut self.dcache, &mut self.icache) {
-            (Some(d), _) => Some(d),
-            (None, Some(i)) if self.config.unified => Some(i),
-            _ => None,
-        };
-        if let Some(cache) = cache
-            && cache.access(addr)
-        {
+    /// Run time: stall cycles of a data load of `size` bytes from `addr`: one flash read per
+    /// line it touches, none for the line the previous load read (the flash returns a whole line
+    /// per read, so LDRD, LDM and neighbouring loads from one line read it once; this also makes
+    /// the price independent of how QEMU splits an access: QEMU 7.2 reports LDRD as two 4-byte
+    /// accesses, QEMU 9 and later as one of 8 bytes).
+    pub fn load(&mut self, addr: u32, size: u32) -> u64 {
+        let Some(f) = self.flash_at(addr) else {
+            self.data_line = u32::MAX;
             return 0;
+        };
+        let (wait_states, width) = (f.wait_states, f.line);
+        let first = addr & !(width - 1);
+        let last = addr.wrapping_add(size.max(1) - 1) & !(width - 1);
+        let mut stall = 0;
+        let mut line = first;
+        loop {
+            if line != self.data_line {
+                self.data_line = line;
+                let cache = match (&mut self.dcache, &mut self.icache) {
+                    (Some(d), _) => Some(d),
+                    (None, Some(i)) if self.config.unified => Some(i),
+                    _ => None,
+                };
+                if !cache.is_some_and(|c| c.access(line)) {
+                    stall += u64::from(wait_states);
+                }
+            }
+            if line == last {
+                break;
+            }
+            line = line.wrapping_add(width);
         }
-        u64::from(wait_states)
+        stall
     }
 }

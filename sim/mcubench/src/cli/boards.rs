@@ -61,12 +61,9 @@ pub fn run(a: BoardsArgs) -> Result<Exit, Error> {
         )
         .expect("built-in profiles resolve on their boards");
         let flash = match m.memory.flash.first() {
-            Some(f) => format!(
-                "flash {} WS/{} B{}",
-                f.wait_states,
-                f.line,
-                if m.memory.prefetch { " +prefetch" } else { "" }
-            ),
+            Some(f) => {
+                format!("flash {} WS/{} B{}", f.wait_states, f.line, if m.memory.prefetch { " +prefetch" } else { "" })
+            }
             None => "no wait states".to_string(),
         };
         let cache = |key: &str, c: Option<mcubench_wire::CacheGeometry>| {

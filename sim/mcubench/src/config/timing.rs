@@ -526,13 +526,7 @@ impl CycleModel {
         if memory.unified && memory.icache.is_none() {
             return Err("model.unified: loads through an instruction cache, but `icache` is off".into());
         }
-        Ok(CycleModel {
-            core,
-            params,
-            memory,
-            clock_hz: merged.clock_hz,
-            profile: profile.map(|p| p.name.clone()),
-        })
+        Ok(CycleModel { core, params, memory, clock_hz: merged.clock_hz, profile: profile.map(|p| p.name.clone()) })
     }
 
     /// The parameters that differ from the core's defaults, for the plugin's `param=`.

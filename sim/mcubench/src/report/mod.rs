@@ -3,7 +3,6 @@
 //! records and the ELFs, so the same ELF and scenario give byte-identical reports: no host time,
 //! no absolute paths.
 
-
 use std::collections::BTreeMap;
 
 use mcubench_elf::MemoryReport;
