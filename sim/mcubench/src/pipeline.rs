@@ -269,7 +269,7 @@ fn measure_cell(
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
     let model = measure.model_for(board);
-    report.cycle_params = model.effective();
+    report.cycle_params = model.effective().into_iter().collect();
     report.clock_hz = model.clock_hz;
     let args = PluginArgs {
         out: results_file.clone(),

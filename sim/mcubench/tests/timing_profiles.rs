@@ -77,7 +77,8 @@ fn the_stm32h563_profile_on_the_m33_board_reports_time_at_250_mhz() {
     assert!((t - total as f64 / 250.0).abs() < 1e-6);
     let table = report.to_table();
     assert!(table.contains("mps2-an505/prebuilt: 250 MHz, whole run"), "{table}");
-    assert!(table.contains("parameters: timing=stm32h563, core=cortex-m33, clock=250 MHz"), "{table}");
+    assert!(table.contains("parameters: branch-refill=1, clock=250 MHz, core=cortex-m33,"), "{table}");
+    assert!(table.contains("timing=stm32h563"), "{table}");
     let md = mcubench::report::markdown::to_markdown(&report, None);
     assert!(md.contains("at 250 MHz") && md.contains("timing=stm32h563"), "{md}");
     let json = report.to_json();

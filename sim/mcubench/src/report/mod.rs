@@ -108,8 +108,9 @@ pub struct CellReport {
     pub cycle_model: Option<String>,
     /// Every effective parameter of that model by its scenario key (`core`, `branch-refill`,
     /// `flash`, `icache`, `clock`, `timing`, ...), as text.
-    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
-    pub cycle_params: indexmap::IndexMap<String, String>,
+    /// Sorted by key: a JSON object's order is not kept by every reader (`merge`, `diff`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cycle_params: BTreeMap<String, String>,
     /// The core clock of the board timing profile or `model.clock`, Hz: times are cycles at it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_hz: Option<u64>,
@@ -233,7 +234,7 @@ impl CellReport {
             instructions_per_tick: board.instructions_per_tick(),
             qemu: None,
             cycle_model: None,
-            cycle_params: indexmap::IndexMap::new(),
+            cycle_params: BTreeMap::new(),
             clock_hz: None,
             kats: Vec::new(),
             stack_high_water: None,
