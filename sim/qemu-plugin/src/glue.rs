@@ -340,7 +340,10 @@ impl Register for McubenchPlugin {
         let timing = config.core.map(|core| {
             let mut params = Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) };
             for (name, value) in &config.params {
-                params.set(name, value).unwrap_or_else(|e| refuse(&format!("argument `param`: {e}")));
+                let n = value.parse::<u32>().unwrap_or_else(|_| {
+                    refuse(&format!("argument `param`: `{name}:{value}`: the value is not a whole number"))
+                });
+                params.set(name, n).unwrap_or_else(|e| refuse(&format!("argument `param`: {e}")));
             }
             Timing {
                 model: Model::with_params(core, params),

@@ -915,7 +915,7 @@ timeout: 20 s
             ("model: { flash: { wait-states: -1 } }\n", "cannot be negative"),
             ("model: { flash: { wait-states: -1 } }\n", "model.flash: `wait-states`"),
             ("model: { refill: 2 }\n", "unknown field `refill`"),
-            ("model: { branch-refill: 9 }\n", "from 0 to 3"),
+            ("model: { branch-refill: 99 }\n", "must be 0 to 16"),
             ("model: { icache: { size: 1000, ways: 2, line: 16 } }\n", "sets"),
             ("timing: stm32f999\n", "unknown board timing profile `stm32f999`"),
             ("timing: stm32h563\n", "Cortex-M33 part"),

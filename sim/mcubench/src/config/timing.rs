@@ -29,7 +29,7 @@ use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 use serde::{Deserialize, Deserializer};
 
 use mcubench_timing::memory::{CacheGeometry, FlashRegion, MemoryConfig};
-use mcubench_timing::{PARAM_NAMES, Params};
+use mcubench_timing::Params;
 use mcubench_wire::Core;
 
 use crate::config::board::Board;
@@ -41,7 +41,7 @@ use crate::config::units::{Bytes, scalar_text};
 pub struct ModelSettings {
     /// The core clock in Hz (`clock: 168 MHz`): turns cycles into time.
     pub clock_hz: Option<u64>,
-    /// Core model parameters by name ([`PARAM_NAMES`]), each checked.
+    /// Core model parameters by name ([`Params::SPECS`]), each checked.
     pub params: IndexMap<String, String>,
     pub flash: Option<FlashSettings>,
     /// `Some(None)`: `off`.
@@ -197,7 +197,7 @@ impl<'de> Deserialize<'de> for ModelSettings {
                 params.insert(name.to_string(), v);
             }
         }
-        debug_assert!(params.keys().all(|k| PARAM_NAMES.contains(&k.as_str())));
+        debug_assert!(params.keys().all(|k| Params::SPECS.iter().any(|s| s.name == k)));
         Ok(ModelSettings {
             clock_hz: raw.clock,
             params,
@@ -214,10 +214,35 @@ fn clock<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     parse_clock(&text).map(Some).map_err(de::Error::custom)
 }
 
+/// Sets a core parameter from its scenario text: a whole number (`m0-multiplier` also `fast` or
+/// `small`), checked by [`Params::set`].
+pub fn set_param(params: &mut Params, name: &str, text: &str) -> Result<(), String> {
+    let value = match (name, text.trim()) {
+        ("m0-multiplier", "fast") => 1,
+        ("m0-multiplier", "small") => 32,
+        (_, t) => t.parse::<u32>().map_err(|_| {
+            if Params::SPECS.iter().any(|s| s.name == name) {
+                format!("`{name}` is a whole number, not `{text}`")
+            } else {
+                format!(
+                    "unknown model parameter `{name}`; known: {}",
+                    Params::SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                )
+            }
+        })?,
+    };
+    params.set(name, value).map_err(|e| e.to_string())
+}
+
+/// Every scalar parameter of `params` by name, with its value, in [`Params::SPECS`] order.
+pub fn settings(params: &Params) -> Vec<(&'static str, String)> {
+    Params::SPECS.iter().map(|s| (s.name, params.get(s.name).map_or(String::new(), |v| v.to_string()))).collect()
+}
+
 /// A core parameter, checked with [`Params::set`] while the node is read.
 fn param<'de, D: Deserializer<'de>>(d: D, name: &str) -> Result<Option<String>, D::Error> {
     let text = scalar_text(d, "a model parameter value")?;
-    Params::for_core(Core::CortexM4).set(name, &text).map_err(de::Error::custom)?;
+    set_param(&mut Params::for_core(Core::CortexM4), name, &text).map_err(de::Error::custom)?;
     Ok(Some(text))
 }
 
@@ -483,7 +508,7 @@ impl CycleModel {
         };
         let mut params = Params::for_core(core);
         for (name, value) in &merged.params {
-            params.set(name, value).map_err(|e| format!("model.{name}: {e}"))?;
+            set_param(&mut params, name, value).map_err(|e| format!("model.{name}: {e}"))?;
         }
         let mut memory = MemoryConfig::default();
         if let Some(flash) = merged.flash {
@@ -531,9 +556,8 @@ impl CycleModel {
 
     /// The parameters that differ from the core's defaults, for the plugin's `param=`.
     pub fn param_args(&self) -> Vec<(String, String)> {
-        let defaults = Params::for_core(self.core).settings();
-        self.params
-            .settings()
+        let defaults = settings(&Params::for_core(self.core));
+        settings(&self.params)
             .into_iter()
             .zip(defaults)
             .filter(|(a, b)| a != b)
@@ -551,7 +575,7 @@ impl CycleModel {
         if let Some(hz) = self.clock_hz {
             m.insert("clock".into(), clock_text(hz));
         }
-        for (k, v) in self.params.settings() {
+        for (k, v) in settings(&self.params) {
             m.insert(k.into(), v);
         }
         let cache = |c: Option<CacheGeometry>| {
