@@ -8,9 +8,10 @@
 //! DWT CYCCNT on the board. Each distinct cell runs under QEMU once per candidate parameter set
 //! (memoized), exactly as `mcubench run` would run it with that model.
 //!
-//! The fit: least squares over the rows' relative errors, by coordinate descent over integer
-//! grids (each free parameter swept in turn, coarse then fine, until no sweep improves; strict
-//! improvement only, grids ascending), which is deterministic. Leave-one-out: each row is
+//! The fit: least squares over the rows' relative errors over integer grids: every point when
+//! the grid is small (at most 256 points), else coordinate descent (each free parameter swept
+//! in turn, coarse then fine, until no sweep improves); strict improvement only, grids
+//! ascending, so it is deterministic. Leave-one-out: each row is
 //! predicted by a fit to the other rows. Few free parameters on purpose (see [`Free`]); fewer
 //! rows than free parameters is refused.
 
@@ -507,8 +508,37 @@ impl<'a> Evaluator<'a> {
             .sum())
     }
 
-    /// Coordinate descent from `start` over `rows`.
+    /// The best point over `rows`: every point of the grid when it has at most
+    /// [`EXHAUSTIVE`] points (parameters trade off against each other, so coordinate descent can
+    /// stop in a local minimum), else coordinate descent from `start`. Ties keep the first point
+    /// in grid order: deterministic.
     fn fit(&mut self, start: &[u32], rows: &[usize]) -> Result<Vec<u32>, Error> {
+        let ranges: Vec<(u32, u32)> = self.c.free.iter().zip(start).map(|(f, &b)| f.range(b)).collect();
+        let points: u64 = ranges.iter().map(|&(lo, hi)| u64::from(hi - lo + 1)).product();
+        if points <= EXHAUSTIVE {
+            let mut best: Option<(f64, Vec<u32>)> = None;
+            let mut point: Vec<u32> = ranges.iter().map(|r| r.0).collect();
+            loop {
+                let c = self.cost(&point, rows)?;
+                if best.as_ref().is_none_or(|(b, _)| c < *b - 1e-15) {
+                    best = Some((c, point.clone()));
+                }
+                // The next point, odometer order.
+                let mut i = 0;
+                while i < point.len() {
+                    if point[i] < ranges[i].1 {
+                        point[i] += 1;
+                        break;
+                    }
+                    point[i] = ranges[i].0;
+                    i += 1;
+                }
+                if i == point.len() {
+                    break;
+                }
+            }
+            return Ok(best.map(|(_, p)| p).unwrap_or_else(|| start.to_vec()));
+        }
         let mut best = start.to_vec();
         let mut best_cost = self.cost(&best, rows)?;
         for _ in 0..20 {
@@ -538,6 +568,9 @@ impl<'a> Evaluator<'a> {
         Ok(best)
     }
 }
+
+/// Grids of at most this many points are searched exhaustively.
+const EXHAUSTIVE: u64 = 256;
 
 /// The scenario, board and build profile a row runs in.
 fn cell_scenario(c: &Calibration, row: &Row) -> Result<(Scenario, &'static Board, String), Error> {
