@@ -321,6 +321,9 @@ impl Calibration {
 /// The cell a row runs in.
 type CellKey = (Source, String, Option<String>);
 
+/// A row with its base, fitted and leave-one-out estimates.
+pub type FittedRow = (Row, u64, u64, Option<u64>);
+
 /// The result of a calibration.
 #[derive(Debug, Clone)]
 pub struct Fitted {
@@ -329,7 +332,7 @@ pub struct Fitted {
     pub values: Vec<u32>,
     /// Per row: measured, base estimate, fitted estimate, leave-one-out estimate (`None` with
     /// as many rows as free parameters).
-    pub rows: Vec<(Row, u64, u64, Option<u64>)>,
+    pub rows: Vec<FittedRow>,
     /// Paste-ready YAML: `timing:` and `model:`.
     pub profile_yaml: String,
     /// Distinct parameter sets run.
@@ -387,7 +390,7 @@ impl Fitted {
         }
         let _ = writeln!(out, "\nper-row residuals (estimate - measured) / measured:");
         out.push_str(&crate::report::render(&table, 1));
-        let abs = |f: &dyn Fn(&(Row, u64, u64, Option<u64>)) -> Option<u64>| -> Vec<f64> {
+        let abs = |f: &dyn Fn(&FittedRow) -> Option<u64>| -> Vec<f64> {
             self.rows.iter().filter_map(|r| f(r).map(|e| percent(e, r.0.cycles).abs())).collect()
         };
         let (bm, bx) = median_max(abs(&|r| Some(r.1)));
@@ -638,10 +641,10 @@ pub fn calibrate(c: &Calibration, options: RunOptions) -> Result<Fitted, Error> 
     let fit_est = ev.estimates(&values)?;
     let mut loo = vec![None; c.rows.len()];
     if c.rows.len() > c.free.len() {
-        for i in 0..c.rows.len() {
+        for (i, slot) in loo.iter_mut().enumerate() {
             let others: Vec<usize> = all.iter().copied().filter(|&j| j != i).collect();
             let v = ev.fit(&base, &others)?;
-            loo[i] = Some(ev.estimates(&v)?[i]);
+            *slot = Some(ev.estimates(&v)?[i]);
         }
     }
     let mut fitted_model = c.model.clone();

@@ -44,19 +44,146 @@ use crate::{Context, Model};
 #[derive(Debug, Clone)]
 pub struct Cache {
     geometry: CacheGeometry,
-    /// Per set, the tags of the lines it holds, most recently used first.
-    sets: Vec<Vec<u32>>,
+    sets: Vec<Set>,
     line_shift: u32,
+}
+
+/// One set. Up to [`SMALL_WAYS`] ways: the tags in a list, most recently used first (a scan of
+/// a few words). More (the fully associative ART caches: 64 ways): an O(1) LRU, a hash index
+/// from tag to slot and a doubly linked recency list, because a code loop larger than the cache
+/// misses on every line and a scan and shift of 64 tags per miss made the model ten times
+/// slower than the core model alone (`bench_plugin`).
+#[derive(Debug, Clone)]
+enum Set {
+    Small(Vec<u32>),
+    Large(Box<Lru>),
+}
+
+const SMALL_WAYS: u32 = 8;
+
+/// Slot `NONE`: no slot.
+const NONE: u16 = u16::MAX;
+
+#[derive(Debug, Clone)]
+struct Lru {
+    tags: Vec<u32>,
+    prev: Vec<u16>,
+    next: Vec<u16>,
+    /// Most and least recently used slots.
+    head: u16,
+    tail: u16,
+    /// Open addressing, linear probing: slot + 1 (0: empty); twice the ways, a power of two.
+    index: Vec<u16>,
+}
+
+impl Lru {
+    fn new(ways: u32) -> Lru {
+        let ways = ways.min(u32::from(NONE) - 1) as usize;
+        Lru {
+            tags: Vec::with_capacity(ways),
+            prev: Vec::with_capacity(ways),
+            next: Vec::with_capacity(ways),
+            head: NONE,
+            tail: NONE,
+            index: vec![0; (ways * 2).next_power_of_two()],
+        }
+    }
+
+    fn bucket(&self, tag: u32) -> usize {
+        (tag.wrapping_mul(0x9e37_79b1) >> 7) as usize & (self.index.len() - 1)
+    }
+
+    /// The index position of `tag` (its slot there), or the empty position where it would go.
+    fn find(&self, tag: u32) -> (usize, Option<u16>) {
+        let mut i = self.bucket(tag);
+        loop {
+            match self.index[i] {
+                0 => return (i, None),
+                s if self.tags[usize::from(s - 1)] == tag => return (i, Some(s - 1)),
+                _ => i = (i + 1) & (self.index.len() - 1),
+            }
+        }
+    }
+
+    /// Removes index position `i`, moving later entries of its probe run back (no tombstones).
+    fn unindex(&mut self, mut i: usize) {
+        let mask = self.index.len() - 1;
+        self.index[i] = 0;
+        let mut j = (i + 1) & mask;
+        while self.index[j] != 0 {
+            let home = self.bucket(self.tags[usize::from(self.index[j] - 1)]);
+            // Move the entry at j back to i if its home is not cyclically in (i, j].
+            let between = if i <= j { i < home && home <= j } else { i < home || home <= j };
+            if !between {
+                self.index[i] = self.index[j];
+                self.index[j] = 0;
+                i = j;
+            }
+            j = (j + 1) & mask;
+        }
+    }
+
+    fn unlink(&mut self, s: u16) {
+        let (p, n) = (self.prev[usize::from(s)], self.next[usize::from(s)]);
+        if p == NONE {
+            self.head = n
+        } else {
+            self.next[usize::from(p)] = n
+        }
+        if n == NONE { self.tail = p } else { self.prev[usize::from(n)] = p }
+    }
+
+    fn push_front(&mut self, s: u16) {
+        self.prev[usize::from(s)] = NONE;
+        self.next[usize::from(s)] = self.head;
+        if self.head != NONE {
+            self.prev[usize::from(self.head)] = s;
+        }
+        self.head = s;
+        if self.tail == NONE {
+            self.tail = s;
+        }
+    }
+
+    fn access(&mut self, tag: u32, ways: usize) -> bool {
+        if let (_, Some(s)) = self.find(tag) {
+            if self.head != s {
+                self.unlink(s);
+                self.push_front(s);
+            }
+            return true;
+        }
+        let slot = if self.tags.len() < ways {
+            self.tags.push(tag);
+            self.prev.push(NONE);
+            self.next.push(NONE);
+            (self.tags.len() - 1) as u16
+        } else {
+            // Evict the least recently used line and reuse its slot.
+            let victim = self.tail;
+            let (vpos, _) = self.find(self.tags[usize::from(victim)]);
+            self.unindex(vpos);
+            self.unlink(victim);
+            self.tags[usize::from(victim)] = tag;
+            victim
+        };
+        // After the eviction moved entries back, the empty position for the tag (found again).
+        let (pos, _) = self.find(tag);
+        self.index[pos] = slot + 1;
+        self.push_front(slot);
+        false
+    }
 }
 
 impl Cache {
     pub fn new(geometry: CacheGeometry) -> Cache {
         let sets = geometry.sets().max(1) as usize;
-        Cache {
-            geometry,
-            sets: vec![Vec::with_capacity(geometry.ways as usize); sets],
-            line_shift: geometry.line.max(1).trailing_zeros(),
-        }
+        let set = if geometry.ways <= SMALL_WAYS {
+            Set::Small(Vec::with_capacity(geometry.ways as usize))
+        } else {
+            Set::Large(Box::new(Lru::new(geometry.ways)))
+        };
+        Cache { geometry, sets: vec![set; sets], line_shift: geometry.line.max(1).trailing_zeros() }
     }
 
     pub fn geometry(&self) -> CacheGeometry {
@@ -68,21 +195,24 @@ impl Cache {
     pub fn access(&mut self, addr: u32) -> bool {
         let line = addr >> self.line_shift;
         let n = self.sets.len() as u32;
-        let set = &mut self.sets[(line % n) as usize];
+        let ways = self.geometry.ways as usize;
         let tag = line / n;
-        match set.iter().position(|&t| t == tag) {
-            Some(0) => true,
-            Some(i) => {
-                set[..=i].rotate_right(1);
-                true
-            }
-            None => {
-                if set.len() == self.geometry.ways as usize {
-                    set.pop();
+        match &mut self.sets[(line % n) as usize] {
+            Set::Large(lru) => lru.access(tag, ways),
+            Set::Small(set) => match set.iter().position(|&t| t == tag) {
+                Some(0) => true,
+                Some(i) => {
+                    set[..=i].rotate_right(1);
+                    true
                 }
-                set.insert(0, tag);
-                false
-            }
+                None => {
+                    if set.len() == ways {
+                        set.pop();
+                    }
+                    set.insert(0, tag);
+                    false
+                }
+            },
         }
     }
 }

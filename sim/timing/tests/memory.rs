@@ -121,3 +121,34 @@ fn a_two_way_cache_evicts_the_least_recently_used_line() {
         [false, false, true, false, true, false]
     );
 }
+
+#[test]
+fn the_large_lru_behaves_as_a_plain_lru_list() {
+    // The 64-way set (hash index + recency list) against a plain most-recent-first list, on a
+    // deterministic pseudo-random walk over 200 lines with locality.
+    let geometry = CacheGeometry { size: 1024, ways: 64, line: 16 };
+    let mut cache = Cache::new(geometry);
+    let mut list: Vec<u32> = Vec::new();
+    let mut x: u32 = 12345;
+    let mut hits = 0;
+    for _ in 0..200_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let line = (x >> 8) % 97 + if x & 0x8000 != 0 { (x >> 20) % 150 } else { 0 };
+        let want = match list.iter().position(|&t| t == line) {
+            Some(i) => {
+                list[..=i].rotate_right(1);
+                true
+            }
+            None => {
+                if list.len() == 64 {
+                    list.pop();
+                }
+                list.insert(0, line);
+                false
+            }
+        };
+        assert_eq!(cache.access(line * 16), want);
+        hits += usize::from(want);
+    }
+    assert!(hits > 10_000 && hits < 190_000, "{hits}: the walk should both hit and miss");
+}

@@ -28,8 +28,8 @@ use indexmap::IndexMap;
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 use serde::{Deserialize, Deserializer};
 
-use mcubench_timing::memory::{CacheGeometry, FlashRegion, MemoryConfig};
 use mcubench_timing::Params;
+use mcubench_timing::memory::{CacheGeometry, FlashRegion, MemoryConfig};
 use mcubench_wire::Core;
 
 use crate::config::board::Board;
@@ -152,7 +152,7 @@ pub fn parse_clock(text: &str) -> Result<u64, String> {
         other => return Err(format!("unknown clock unit `{other}` in `{text}`; use Hz, kHz or MHz")),
     };
     let hz = (n * scale).round();
-    if !(hz >= 1.0 && hz < 1e12) {
+    if !(1.0..1e12).contains(&hz) {
         return Err(format!("a clock of `{text}` is impossible; give the core clock, e.g. `168 MHz`"));
     }
     Ok(hz as u64)
