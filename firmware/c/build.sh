@@ -70,6 +70,14 @@ done
     -o "$OUT/stack-test.elf"
 echo "built $OUT/stack-test.elf"
 
+# stack-calls: recursions, indirect calls through constant tables, struct slots, hooks and
+# writable tables, for the analyzer's call-graph tests (sim/mcubench/tests/stack_calls.rs);
+# mps2-an386, its own start-up. tables.c is a file of its own so that the compiler cannot fold
+# the loads from its constant tables into direct calls.
+"$CC" "${CFLAGS[@]}" "${MPS2_LD[@]}" -Wl,--gc-sections \
+    "$HERE/stack-calls/main.c" "$HERE/stack-calls/tables.c" -o "$OUT/stack-calls.elf"
+echo "built $OUT/stack-calls.elf"
+
 # hostile-*: one ELF per attack on the host (firmware/c/hostile/main.c, -DHOSTILE=<n>) for the
 # containment tests; mps2-an386, sharing kat-crc32's start-up and link.ld.
 n=0

@@ -8,6 +8,8 @@
 //! indirect:                        # extra targets of indirect call sites
 //!   - site: "dispatch@1"           # function@N (N-th indirect site, from 1), function+0xOFF,
 //!     targets: [op_add, op_mul]    #   or function (all its indirect sites)
+//!   - via: malloc_hook             # every call whose target is loaded from this variable
+//!     targets: [pool_alloc]        #   (or one slot: "drivers+4")
 //! arrays:                          # function-pointer arrays: every entry is a target of `site`
 //!   - site: dispatch
 //!     symbol: ops
@@ -62,6 +64,23 @@ pub struct Annotations {
     /// reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reasons: BTreeMap<String, String>,
+    /// Function-pointer variables (hooks, struct slots) and what they may point to: every
+    /// indirect call whose target is loaded from the variable reaches only its targets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<Hook>,
+}
+
+/// A function-pointer variable (`indirect: [{ via: NAME, targets: [...] }]`), resolved to the
+/// addresses its pointer occupies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hook {
+    /// As written: `symbol` or `symbol+OFFSET`.
+    pub name: String,
+    /// First byte of the pointer (or of the whole symbol, when no offset is given).
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+    pub targets: Vec<String>,
 }
 
 /// An annotation file as written.
@@ -84,12 +103,22 @@ pub struct AnnotationFile {
     /// Where it was read from (for messages).
     #[serde(skip)]
     pub path: PathBuf,
+    /// The text it was parsed from (to name the line of an entry in messages).
+    #[serde(skip)]
+    pub text: String,
 }
 
+/// An `indirect:` entry: the targets of one call site (`site`), or of every call through one
+/// function-pointer variable (`via`). Exactly one of the two.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndirectSite {
-    pub site: String,
+    #[serde(default)]
+    pub site: Option<String>,
+    /// A function-pointer variable: `symbol` (the whole object: a hook, or every slot of a
+    /// struct) or `symbol+OFFSET` (one slot, OFFSET in bytes, decimal or 0x hex).
+    #[serde(default)]
+    pub via: Option<String>,
     pub targets: Vec<String>,
 }
 
@@ -170,7 +199,22 @@ impl AnnotationFile {
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
             AnnotationError::Syntax { path: path.display().to_string(), line, column, message: e.to_string() }
         })?;
+        for (k, e) in f.indirect.iter().enumerate() {
+            if e.site.is_some() == e.via.is_some() {
+                return Err(AnnotationError::Syntax {
+                    path: path.display().to_string(),
+                    line: nth_line_with(text, "indirect:", k).unwrap_or(0),
+                    column: 1,
+                    message: format!(
+                        "indirect entry {} needs exactly one of `site` (a call site) and `via` (a function-pointer \
+                         variable)",
+                        k + 1
+                    ),
+                });
+            }
+        }
         f.path = path.to_owned();
+        f.text = text.to_owned();
         Ok(f)
     }
 
@@ -221,11 +265,16 @@ impl AnnotationFile {
             }
         }
         for s in &self.indirect {
-            if !present("indirect call site in function", &site_fn(&s.site)) {
+            if let Some(via) = &s.via {
+                out.hooks.push(self.hook(image, &fmap, via, &s.targets)?);
+                continue;
+            }
+            let Some(site) = &s.site else { continue };
+            if !present("indirect call site in function", &site_fn(site)) {
                 continue;
             }
             let targets: Vec<String> = s.targets.iter().filter(|t| present("indirect target", t)).cloned().collect();
-            out.indirect.entry(s.site.clone()).or_default().extend(targets);
+            out.indirect.entry(site.clone()).or_default().extend(targets);
         }
         for a in &self.arrays {
             if !present("arrays call site in function", &site_fn(&a.site)) {
@@ -270,6 +319,80 @@ impl AnnotationFile {
         }
         Ok((out, ignored))
     }
+}
+
+impl AnnotationFile {
+    /// The `via:` entry `via`: the symbol (and slot) it names and its targets, all of which
+    /// must exist (a pointer variable and the functions stored in it are never inlined away);
+    /// an error names the file and the entry's line.
+    fn hook(
+        &self,
+        image: &ElfImage,
+        fmap: &FunctionMap,
+        via: &str,
+        targets: &[String],
+    ) -> Result<Hook, AnnotationError> {
+        let line = line_with(&self.text, via).unwrap_or(0);
+        let err = |message: String| AnnotationError::Syntax {
+            path: self.path.display().to_string(),
+            line,
+            column: 1,
+            message,
+        };
+        let (name, offset) = match via.rsplit_once('+') {
+            Some((n, o)) => {
+                let o = o.trim();
+                let v = match o.strip_prefix("0x") {
+                    Some(h) => u32::from_str_radix(h, 16).ok(),
+                    None => o.parse::<u32>().ok(),
+                };
+                (n.trim(), Some(v.ok_or_else(|| err(format!("via `{via}`: `{o}` is not a byte offset")))?))
+            }
+            None => (via.trim(), None),
+        };
+        let sym = image.symbol(name).ok_or_else(|| {
+            err(format!(
+                "via `{name}` is not a symbol of {} (name the function-pointer variable, e.g. `malloc_hook`, or a \
+                 struct and a byte offset, `ops+4`)",
+                image.path().display()
+            ))
+        })?;
+        if sym.kind == mcubench_elf::SymbolKind::Function {
+            return Err(err(format!("via `{name}` is a function, not a function-pointer variable")));
+        }
+        let size = sym.size.max(4) as u32;
+        let (start, end) = match offset {
+            Some(o) if o + 4 > size => {
+                return Err(err(format!("via `{via}`: offset {o} is past the end of `{name}` ({size} B)")));
+            }
+            Some(o) => (sym.address as u32 + o, sym.address as u32 + o + 4),
+            None => (sym.address as u32, sym.address as u32 + size),
+        };
+        if let Some(t) = targets.iter().find(|t| fmap.by_name(t).is_none()) {
+            return Err(err(format!(
+                "via `{via}`: target `{t}` is not a function of {} (names are symbols or demangled names, as \
+                 `mcubench stack` prints them)",
+                image.path().display()
+            )));
+        }
+        Ok(Hook { name: via.to_string(), start, end, targets: targets.to_vec() })
+    }
+}
+
+/// The line (from 1) of the first line of `text` that holds `needle` after a `via:` key.
+fn line_with(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.find("via:").is_some_and(|k| l[k..].contains(needle))).map(|n| n + 1)
+}
+
+/// The line (from 1) of the `k`-th list item (from 0) after the line that starts with `key`.
+fn nth_line_with(text: &str, key: &str, k: usize) -> Option<usize> {
+    let start = text.lines().position(|l| l.starts_with(key))?;
+    text.lines()
+        .enumerate()
+        .skip(start + 1)
+        .filter(|(_, l)| l.trim_start().starts_with("- "))
+        .nth(k)
+        .map(|(n, _)| n + 1)
 }
 
 /// The first key given twice in one block mapping of `text`: (key, first line, second line),
@@ -466,6 +589,25 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("duplicate") && msg.contains("ping"), "{msg}");
         assert!(msg.contains(":2") && msg.contains(":4"), "names both lines: {msg}");
+    }
+
+    #[test]
+    fn indirect_entries_take_a_site_or_a_via() {
+        let f = AnnotationFile::parse(
+            Path::new("h.stack.yaml"),
+            "indirect:\n  - { site: \"f@1\", targets: [a] }\n  - { via: malloc_hook, targets: [pool_alloc] }\n",
+        )
+        .expect("parses");
+        assert_eq!(f.indirect[1].via.as_deref(), Some("malloc_hook"));
+        assert_eq!(f.indirect[1].site, None);
+        for (text, line) in [
+            ("recursion: {a: 1}\nindirect:\n  - { site: f, via: h, targets: [a] }\n", 3),
+            ("indirect:\n  - { site: f, targets: [a] }\n  - targets: [a]\n", 3),
+        ] {
+            let e = AnnotationFile::parse(Path::new("h.stack.yaml"), text).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("h.stack.yaml:{line}:")), "{e}");
+            assert!(e.contains("exactly one of `site`"), "{e}");
+        }
     }
 
     #[test]

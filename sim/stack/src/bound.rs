@@ -3,9 +3,9 @@
 //! component is bounded only when annotated activation counts cut all its cycles. A bound is
 //! `Result<u32, String>`: the error says why there is none, and nothing unknown counts as 0 B.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-use crate::callgraph::{CallGraph, Edge, tarjan, tarjan_subset};
+use crate::callgraph::{CallGraph, Callee, Edge, Resolution, tarjan, tarjan_subset};
 use crate::frame::Frame;
 use crate::report::{Bound, StackReport, Unresolved};
 
@@ -96,7 +96,17 @@ impl CallGraph<'_> {
         let mut unresolved = Vec::new();
         let mut interner = Interner::default();
         let edges: Vec<_> = (0..n).map(|i| self.edges(i, &mut unresolved, &mut interner)).collect();
-        let nodes = self.bounds(&edges, &mut unresolved, &mut interner);
+        // A call with no known target may reach any address-taken function: what those reach
+        // counts as reached, so that its own unresolved sites show in this run too.
+        let widen: BTreeSet<usize> = unresolved.iter().flat_map(|u| self.all_by_name(&u.function)).collect();
+        let rank = self.discovery(&edges, &widen);
+        let nodes = self.bounds(&edges, &rank, &mut unresolved, &mut interner);
+        // What needs a human, of the code the roots reach (all of it when there are no roots):
+        // every site at once, in address order.
+        let any_root = rank.iter().any(Option::is_some);
+        unresolved.retain(|u| !any_root || self.all_by_name(&u.function).iter().any(|&i| rank[i].is_some()));
+        unresolved.sort_by(|a, b| (a.at, &a.annotation).cmp(&(b.at, &b.annotation)));
+        unresolved.dedup_by(|a, b| a.annotation == b.annotation && a.at == b.at);
         let (roots, reset, handlers) = self.roots(&nodes, &interner);
         let msp = self.msp(reset, &handlers, &mut interner);
         StackReport {
@@ -111,11 +121,84 @@ impl CallGraph<'_> {
         }
     }
 
+    /// The order in which a depth-first walk of the call graph from the roots (reset handler
+    /// first, then the other vector-table handlers) first reaches each function; `None` for a
+    /// function no root reaches. A recursion is entered at its first-reached member, and the
+    /// call back to a function on the walk's stack is the one that closes the cycle.
+    fn discovery(&self, edges: &[Vec<Edge>], widen: &BTreeSet<usize>) -> Vec<Option<usize>> {
+        let taken: Vec<usize> = self.taken.all.iter().filter_map(|&a| self.index_of(a)).collect();
+        let mut rank = vec![None; self.functions.len()];
+        let mut roots = Vec::new();
+        if let Some(vt) = self.image.vector_table() {
+            let count = self.image.section_by_name(&vt.section).map_or(0, |s| s.size / 4);
+            for k in 1..count {
+                let Some(w) = self.image.word_at(vt.address + 4 * k) else { break };
+                if let Some(i) = (w & 1 == 1).then(|| self.index_of(w)).flatten() {
+                    roots.push(i);
+                }
+            }
+        }
+        let mut next = 0usize;
+        for r in roots {
+            if rank[r].is_some() {
+                continue;
+            }
+            rank[r] = Some(next);
+            next += 1;
+            let mut stack: Vec<(usize, usize)> = vec![(r, 0)];
+            while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+                let n = edges[v].len();
+                let to = match edges[v].get(*k) {
+                    Some(Ok(c)) => Some(c.to),
+                    Some(Err(_)) => None,
+                    None if widen.contains(&v) => match taken.get(*k - n) {
+                        Some(&t) => Some(t),
+                        None => {
+                            stack.pop();
+                            continue;
+                        }
+                    },
+                    None => {
+                        stack.pop();
+                        continue;
+                    }
+                };
+                *k += 1;
+                if let Some(t) = to
+                    && rank[t].is_none()
+                {
+                    rank[t] = Some(next);
+                    next += 1;
+                    stack.push((t, 0));
+                }
+            }
+        }
+        rank
+    }
+
     /// The bound of every function (indexed like `functions`).
-    fn bounds(&self, edges: &[Vec<Edge>], unresolved: &mut Vec<Unresolved>, interner: &mut Interner) -> Vec<Node> {
+    fn bounds(
+        &self,
+        edges: &[Vec<Edge>],
+        rank: &[Option<usize>],
+        unresolved: &mut Vec<Unresolved>,
+        interner: &mut Interner,
+    ) -> Vec<Node> {
         let n = self.functions.len();
+        // Frames the analysis could not bound, each with a `frames:` entry to paste.
+        for (i, f) in self.functions.iter().enumerate() {
+            if let Err(e) = self.own_frame(i) {
+                unresolved.push(Unresolved {
+                    function: f.name.clone(),
+                    at: f.start,
+                    what: format!("{e}: give its frame (bytes of its own stack, not its callees')"),
+                    annotation: format!("frames: {{ \"{}\": BYTES }}", f.name),
+                    cycle: Vec::new(),
+                });
+            }
+        }
         // Strongly connected components (Tarjan, iterative).
-        let sccs = tarjan(n, |i| edges[i].iter().filter_map(|e| e.as_ref().ok().map(|e| e.0)).collect());
+        let sccs = tarjan(n, |i| edges[i].iter().filter_map(|e| e.as_ref().ok().map(|e| e.to)).collect());
         let mut comp = vec![0usize; n];
         for (c, members) in sccs.iter().enumerate() {
             for &m in members {
@@ -126,13 +209,13 @@ impl CallGraph<'_> {
         let mut nodes: Vec<Option<Node>> = vec![None; n];
         for (c, members) in sccs.iter().enumerate() {
             let recursive =
-                members.len() > 1 || edges[members[0]].iter().any(|e| matches!(e, Ok((j, _, _)) if *j == members[0]));
+                members.len() > 1 || edges[members[0]].iter().any(|e| matches!(e, Ok(c) if c.to == members[0]));
             if !recursive {
                 let i = members[0];
                 nodes[i] = Some(self.acyclic_bound(i, &edges[i], &nodes, interner));
             } else {
                 let in_comp = |j: usize| comp[j] == c;
-                for (m, node) in self.recursive_bounds(members, &in_comp, edges, &nodes, unresolved, interner) {
+                for (m, node) in self.recursive_bounds(members, &in_comp, edges, rank, &nodes, unresolved, interner) {
                     nodes[m] = Some(node);
                 }
             }
@@ -175,29 +258,38 @@ impl CallGraph<'_> {
             }
             Err(e) => Node { bound: Err(e), assumptions: Assumptions::default(), path: vec![i] },
         };
+        // When there is no bound, the path is the one that reaches the cause.
         for e in edges {
             match e {
                 Err(msg) => {
                     if node.bound.is_ok() {
                         node.bound = Err(msg.clone());
+                        node.path = vec![i];
                     }
                 }
-                Ok((j, depth, why)) => {
+                Ok(Callee { to: j, depth, why, .. }) => {
                     let callee = nodes[*j].as_ref().expect("callee processed first");
                     if let Some(w) = why {
                         node.assumptions.insert(*w);
                     }
                     node.assumptions.extend(&callee.assumptions);
+                    let via_callee = || std::iter::once(i).chain(callee.path.iter().copied()).collect();
                     match (&node.bound, &callee.bound) {
                         (Ok(b), Ok(cb)) => match add_bytes(*depth, *cb, || self.call_path(i, *j)) {
                             Ok(total) if total > *b => {
                                 node.bound = Ok(total);
-                                node.path = std::iter::once(i).chain(callee.path.iter().copied()).collect();
+                                node.path = via_callee();
                             }
                             Ok(_) => {}
-                            Err(e) => node.bound = Err(e),
+                            Err(e) => {
+                                node.bound = Err(e);
+                                node.path = via_callee();
+                            }
                         },
-                        (Ok(_), Err(msg)) => node.bound = Err(msg.clone()),
+                        (Ok(_), Err(msg)) => {
+                            node.bound = Err(msg.clone());
+                            node.path = via_callee();
+                        }
                         _ => {}
                     }
                 }
@@ -212,11 +304,13 @@ impl CallGraph<'_> {
     /// cycle of the component; then any stack is a prefix to the first annotated activation, at
     /// most K = Σk activations of annotated members each followed by the deepest way (`g`) to
     /// the next one, and the deepest way out (`h`) from the last.
+    #[allow(clippy::too_many_arguments)]
     fn recursive_bounds(
         &self,
         members: &[usize],
         in_comp: &dyn Fn(usize) -> bool,
         edges: &[Vec<Edge>],
+        rank: &[Option<usize>],
         nodes: &[Option<Node>],
         unresolved: &mut Vec<Unresolved>,
         interner: &mut Interner,
@@ -242,14 +336,14 @@ impl CallGraph<'_> {
         let sub = tarjan_subset(&uncut, |i| {
             edges[i]
                 .iter()
-                .filter_map(|e| e.as_ref().ok().map(|e| e.0))
+                .filter_map(|e| e.as_ref().ok().map(|e| e.to))
                 .filter(|j| in_comp(*j) && !cut.contains_key(j))
                 .collect()
         });
         let mut order: Vec<usize> = Vec::new();
         let mut cyclic: Option<Vec<usize>> = None;
         for scc in sub {
-            let self_loop = scc.len() == 1 && edges[scc[0]].iter().any(|e| matches!(e, Ok((j, _, _)) if *j == scc[0]));
+            let self_loop = scc.len() == 1 && edges[scc[0]].iter().any(|e| matches!(e, Ok(c) if c.to == scc[0]));
             if scc.len() > 1 || self_loop {
                 cyclic.get_or_insert(scc.clone());
             }
@@ -258,8 +352,13 @@ impl CallGraph<'_> {
         order.extend(cut.keys().copied());
         let mut g: HashMap<usize, BTreeMap<usize, u32>> = HashMap::new();
         let mut h: HashMap<usize, (u32, Vec<usize>)> = HashMap::new();
+        let mut cycles: Vec<Vec<(usize, Callee)>> = Vec::new();
         if cut.is_empty() || cyclic.is_some() {
-            let first = &self.functions[members[0]];
+            // Every cycle the annotations leave, each with the entry that removes it.
+            cycles = self.cycles(members, in_comp, &cut, edges, rank);
+            for cy in &cycles {
+                unresolved.push(self.cycle_entry(cy));
+            }
             let what = match &cyclic {
                 Some(rest) if !cut.is_empty() => format!(
                     "recursion among {} not cut by the annotated functions (a cycle remains among {})",
@@ -268,17 +367,8 @@ impl CallGraph<'_> {
                 ),
                 _ => format!("recursion among {}", names.join(", ")),
             };
-            let candidate = match &cyclic {
-                Some(rest) if !cut.is_empty() => &self.functions[rest[0]],
-                _ => first,
-            };
-            unresolved.push(Unresolved {
-                function: candidate.name.clone(),
-                at: candidate.start,
-                what: what.clone(),
-                annotation: format!("recursion: {{ \"{}\": DEPTH }}", self.key_name(candidate)),
-            });
-            err = Some(format!("unbounded {what}"));
+            let first = cycles.first().map(|cy| format!(": {}", self.cycle_text(cy))).unwrap_or_default();
+            err = Some(format!("unbounded {what}{first}"));
         } else {
             for &m in &order {
                 let (own_b, own_a) = match self.own_frame(m) {
@@ -298,7 +388,7 @@ impl CallGraph<'_> {
                         Err(msg) => {
                             err.get_or_insert(msg.clone());
                         }
-                        Ok((j, d, why)) => {
+                        Ok(Callee { to: j, depth: d, why, .. }) => {
                             if let Some(w) = why {
                                 assumptions.insert(*w);
                             }
@@ -365,7 +455,7 @@ impl CallGraph<'_> {
         let mut out = Vec::new();
         for &m in members {
             let (bound, path) = match &err {
-                Some(e) => (Err(e.clone()), vec![m]),
+                Some(e) => (Err(e.clone()), self.path_into_cycle(m, cycles.first(), in_comp, edges)),
                 None => {
                     let (hm, hp) = h[&m].clone();
                     let mut left: Vec<u32> = cut_ids.iter().map(|c| cut[c]).collect();
@@ -403,6 +493,197 @@ impl CallGraph<'_> {
         }
         out
     }
+}
+
+impl CallGraph<'_> {
+    /// The cycles of a recursive component that its annotated members (`cut`) leave, each as
+    /// its calls (caller, call) from the function the closing call re-enters: found one at a
+    /// time by a depth-first walk from the member the roots reach first, the first call back
+    /// to a function on the walk's stack closing each. A cycle through an indirect call the
+    /// analysis resolved to every address-taken function is removed by that call's entry (the
+    /// call's edges leave the graph); any other by a recursion entry for the re-entered
+    /// function (it leaves the graph). What remains is checked again, so the entries together
+    /// remove every cycle.
+    fn cycles(
+        &self,
+        members: &[usize],
+        in_comp: &dyn Fn(usize) -> bool,
+        cut: &BTreeMap<usize, u32>,
+        edges: &[Vec<Edge>],
+        rank: &[Option<usize>],
+    ) -> Vec<Vec<(usize, Callee)>> {
+        // Enough for any real program's report; the rest show in the next run.
+        const MOST: usize = 64;
+        let mut gone: BTreeSet<usize> = cut.keys().copied().collect();
+        let mut gone_sites: BTreeSet<(usize, u32)> = BTreeSet::new();
+        let mut order: Vec<usize> = members.to_vec();
+        order.sort_by_key(|&m| (rank[m].unwrap_or(usize::MAX), m));
+        let mut out = Vec::new();
+        while out.len() < MOST {
+            let succ = |v: usize| -> Vec<Callee> {
+                edges[v]
+                    .iter()
+                    .filter_map(|e| e.as_ref().ok().copied())
+                    .filter(|c| in_comp(c.to) && !gone.contains(&c.to) && !gone_sites.contains(&(v, c.at)))
+                    .collect()
+            };
+            let Some(cycle) = first_cycle(&order, &gone, succ) else { break };
+            match cycle.iter().find(|(_, c)| c.how == Resolution::AddressTaken) {
+                Some(&(caller, c)) => {
+                    gone_sites.insert((caller, c.at));
+                }
+                None => {
+                    gone.insert(cycle[0].0);
+                }
+            }
+            out.push(cycle);
+        }
+        out
+    }
+
+    /// One call of a cycle as people read it: `f+0x1c → g`, saying how an indirect call was
+    /// resolved.
+    fn step_text(&self, caller: usize, c: &Callee) -> String {
+        let f = &self.functions[caller];
+        let how = match c.how {
+            Resolution::Direct => "",
+            Resolution::Annotated => " (indirect call, annotated targets)",
+            Resolution::Table => " (indirect call through a constant table)",
+            Resolution::AddressTaken => {
+                " (indirect call resolved to \
+                     every address-taken function)"
+            }
+        };
+        format!("{} → {}{how}", self.site_label(f, c.at), self.functions[c.to].demangled)
+    }
+
+    /// `a → b → a` for a cycle.
+    fn cycle_text(&self, cycle: &[(usize, Callee)]) -> String {
+        let mut names: Vec<&str> = cycle.iter().map(|(f, _)| self.functions[*f].demangled.as_str()).collect();
+        names.push(&self.functions[cycle[0].0].demangled);
+        names.join(" → ")
+    }
+
+    /// The entry that removes `cycle`: the indirect call it goes through, when the analysis
+    /// resolved that call to every address-taken function (the likely cause of a false
+    /// recursion), else the recursion depth of the function the closing call re-enters.
+    fn cycle_entry(&self, cycle: &[(usize, Callee)]) -> Unresolved {
+        let steps: Vec<String> = cycle.iter().map(|(f, c)| self.step_text(*f, c)).collect();
+        let chain = self.cycle_text(cycle);
+        let entered = &self.functions[cycle[0].0];
+        let (closer, closing) = cycle[cycle.len() - 1];
+        if let Some(&(caller, c)) = cycle.iter().find(|(_, c)| c.how == Resolution::AddressTaken) {
+            let f = &self.functions[caller];
+            return Unresolved {
+                function: f.name.clone(),
+                at: c.at,
+                what: format!(
+                    "recursion {chain} goes through the indirect call at {}, which the analysis resolved to \
+                     every address-taken function, {} among them.\nIf that call cannot reach {}, list its real \
+                     targets here; if it can, annotate the recursion instead: recursion: {{ \"{}\": DEPTH }}",
+                    self.site_label(f, c.at),
+                    self.functions[c.to].demangled,
+                    self.functions[c.to].demangled,
+                    self.key_name(entered),
+                ),
+                annotation: format!("indirect: [{}]", self.indirect_entry(f, c.at)),
+                cycle: steps,
+            };
+        }
+        Unresolved {
+            function: entered.name.clone(),
+            at: closing.at,
+            what: format!(
+                "recursion {chain}: the call at {} enters {} again; how many activations of it can be on \
+                     the stack at once?",
+                self.site_label(&self.functions[closer], closing.at),
+                entered.demangled
+            ),
+            annotation: format!("recursion: {{ \"{}\": DEPTH }}", self.key_name(entered)),
+            cycle: steps,
+        }
+    }
+
+    /// For an unbounded member `m` of a recursive component: the calls from `m` to the first
+    /// reported cycle (shortest), then once around it: the path that shows the cause.
+    fn path_into_cycle(
+        &self,
+        m: usize,
+        cycle: Option<&Vec<(usize, Callee)>>,
+        in_comp: &dyn Fn(usize) -> bool,
+        edges: &[Vec<Edge>],
+    ) -> Vec<usize> {
+        let Some(cycle) = cycle else { return vec![m] };
+        let on_cycle: Vec<usize> = cycle.iter().map(|(f, _)| *f).collect();
+        let mut parent: HashMap<usize, usize> = HashMap::new();
+        let mut queue = VecDeque::from([m]);
+        let mut seen = BTreeSet::from([m]);
+        let mut hit = None;
+        while let Some(v) = queue.pop_front() {
+            if on_cycle.contains(&v) {
+                hit = Some(v);
+                break;
+            }
+            for c in edges[v].iter().filter_map(|e| e.as_ref().ok()) {
+                if in_comp(c.to) && seen.insert(c.to) {
+                    parent.insert(c.to, v);
+                    queue.push_back(c.to);
+                }
+            }
+        }
+        let Some(v) = hit else { return vec![m] };
+        let mut path = vec![v];
+        while let Some(&p) = parent.get(path.last().expect("non-empty")) {
+            path.push(p);
+        }
+        path.reverse();
+        let k = on_cycle.iter().position(|&x| x == v).expect("on the cycle");
+        path.extend(on_cycle[k + 1..].iter().chain(on_cycle[..=k].iter()).copied());
+        path
+    }
+}
+
+/// The first cycle a depth-first walk finds, starting from the members in `order` not yet
+/// visited (and not `gone`): the calls from the re-entered function round to the call that
+/// closes it.
+fn first_cycle(
+    order: &[usize],
+    gone: &BTreeSet<usize>,
+    succ: impl Fn(usize) -> Vec<Callee>,
+) -> Option<Vec<(usize, Callee)>> {
+    let mut visited: BTreeSet<usize> = BTreeSet::new();
+    for &start in order {
+        if gone.contains(&start) || !visited.insert(start) {
+            continue;
+        }
+        // (function, its calls, next call to look at, the call that led here)
+        let mut stack: Vec<(usize, Vec<Callee>, usize, Option<Callee>)> = vec![(start, succ(start), 0, None)];
+        while let Some(top) = stack.last_mut() {
+            let (v, calls, k, _) = top;
+            let Some(&c) = calls.get(*k) else {
+                stack.pop();
+                continue;
+            };
+            *k += 1;
+            let v = *v;
+            if let Some(pos) = stack.iter().position(|(f, ..)| *f == c.to) {
+                // A call back to a function on the stack: the calls from there round to it.
+                let mut cycle: Vec<(usize, Callee)> = Vec::new();
+                for w in pos..stack.len() {
+                    let caller = stack[w].0;
+                    let call = if w + 1 < stack.len() { stack[w + 1].3.expect("entered by a call") } else { c };
+                    cycle.push((caller, call));
+                }
+                debug_assert_eq!(cycle.last().map(|x| x.0), Some(v));
+                return Some(cycle);
+            }
+            if visited.insert(c.to) {
+                let next = succ(c.to);
+                stack.push((c.to, next, 0, Some(c)));
+            }
+        }
+    }
+    None
 }
 
 /// Deepest stack from the start of an activation of cut member `a` when `left` activations of

@@ -9,7 +9,7 @@ use mcubench_elf::functions::FunctionMap;
 
 use crate::StackOptions;
 use crate::bound::Interner;
-use crate::frame::{CallKind, FunctionStack};
+use crate::frame::{CallKind, CallSite, FunctionStack, Loaded};
 use crate::report::Unresolved;
 
 /// Possible targets of indirect calls.
@@ -119,6 +119,17 @@ pub(crate) struct CallGraph<'a> {
     pub(crate) options: &'a StackOptions,
     /// Function indices (ascending) by raw name, demangled name and alias.
     pub(crate) names: &'a HashMap<&'a str, Vec<usize>>,
+    /// The sized data objects, by address ([`data_objects`]).
+    pub(crate) objects: &'a [mcubench_elf::Symbol],
+}
+
+/// The sized data-object symbols of `image`, by address: where constant tables and
+/// function-pointer variables are looked up.
+pub(crate) fn data_objects(image: &ElfImage) -> Vec<mcubench_elf::Symbol> {
+    let mut out: Vec<mcubench_elf::Symbol> =
+        image.symbols().iter().filter(|s| s.kind == mcubench_elf::SymbolKind::Object && s.size > 0).cloned().collect();
+    out.sort_by(|a, b| (a.address, &a.name).cmp(&(b.address, &b.name)));
+    out
 }
 
 /// Every name of every function (symbol, demangled, aliases) → indices of the functions with
@@ -136,9 +147,33 @@ pub(crate) fn name_index(fmap: &FunctionMap) -> HashMap<&str, Vec<usize>> {
     out
 }
 
-/// A call edge (callee index, caller depth at the call, assumption it rests on) or why the
-/// call cannot be followed.
-pub(crate) type Edge = Result<(usize, u32, Option<usize>), String>;
+/// How an edge's callee was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    /// A direct call or tail call.
+    Direct,
+    /// An annotation (call site, hook or pack) named it.
+    Annotated,
+    /// Read from a constant table or slot in read-only data.
+    Table,
+    /// One of the address-taken functions (or Rust vtable slots): an indirect call the
+    /// analysis could not narrow down.
+    AddressTaken,
+}
+
+/// A call edge: the callee, the caller's depth at the call, the assumption it rests on, the
+/// call site and how the callee was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Callee {
+    pub(crate) to: usize,
+    pub(crate) depth: u32,
+    pub(crate) why: Option<usize>,
+    pub(crate) at: u32,
+    pub(crate) how: Resolution,
+}
+
+/// A call edge or why the call cannot be followed.
+pub(crate) type Edge = Result<Callee, String>;
 
 impl CallGraph<'_> {
     pub(crate) fn index_of(&self, addr: u32) -> Option<usize> {
@@ -166,8 +201,92 @@ impl CallGraph<'_> {
     }
 
     /// The call site as people read it (demangled when unambiguous), for messages.
-    fn site_label(&self, f: &FunctionStack, at: u32) -> String {
+    pub(crate) fn site_label(&self, f: &FunctionStack, at: u32) -> String {
         format!("{}+0x{:x}", self.key_name(f), at - f.start)
+    }
+
+    /// The `indirect:` entry that annotates the indirect call of `f` at `at` (its ordinal
+    /// among `f`'s indirect sites, from 1): through the hook it loads its target from when that
+    /// word has a symbol in writable data (one entry for every call through the hook), else
+    /// by site.
+    pub(crate) fn indirect_entry(&self, f: &FunctionStack, at: u32) -> String {
+        let c = f.calls.iter().find(|c| c.at == at && matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail));
+        if let Some(CallSite { loaded_from: Some(Loaded::Word { addr }), .. }) = c
+            && let Some(name) = self.data_word_name(*addr, true)
+        {
+            return format!("{{ via: \"{name}\", targets: [TARGET] }}");
+        }
+        let ordinal = f
+            .calls
+            .iter()
+            .filter(|c| matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail))
+            .position(|c| c.at == at)
+            .map_or(0, |k| k + 1);
+        format!("{{ site: \"{}@{ordinal}\", targets: [TARGET] }}", self.key_name(f))
+    }
+
+    /// `sym` or `sym+OFF` for a word of a data object (writable only, when `writable`).
+    fn data_word_name(&self, addr: u32, writable: bool) -> Option<String> {
+        let sec = self.image.sections().iter().find(|s| s.alloc && !s.exec && s.contains_vma(u64::from(addr)))?;
+        if writable && !sec.write {
+            return None;
+        }
+        let sym = self.data_object(addr)?;
+        let off = u64::from(addr) - sym.address;
+        Some(if off == 0 { sym.name.clone() } else { format!("{}+{off}", sym.name) })
+    }
+
+    /// The sized data object (symbol) that contains `addr`, the innermost of the few that
+    /// start closest below it.
+    fn data_object(&self, addr: u32) -> Option<&mcubench_elf::Symbol> {
+        let a = u64::from(addr);
+        let k = self.objects.partition_point(|s| s.address <= a);
+        self.objects[..k]
+            .iter()
+            .rev()
+            .take(8)
+            .filter(|s| a - s.address < s.size)
+            .min_by_key(|s| (s.size, s.name.clone()))
+    }
+
+    /// Targets of an indirect call whose target is loaded from `loaded` in read-only data: the
+    /// function in that word, or every function of the table (all its words must be function
+    /// addresses or 0), with the text of the fact. `None`: not readable as such (writable
+    /// data, a word that is no function address): the call falls back to the address-taken set.
+    fn table_targets(&self, loaded: Loaded) -> Option<(Vec<u32>, String)> {
+        let read_only = |a: u32| {
+            self.image.sections().iter().any(|s| {
+                s.alloc && !s.write && !s.nobits && s.contains_vma(u64::from(a)) && (!s.exec || self.fmap.is_data(a))
+            })
+        };
+        let is_fn = |w: u32| w & 1 == 1 && self.fmap.at(w).is_some();
+        match loaded {
+            Loaded::Word { addr } if read_only(addr) => {
+                let w = self.image.word_at(u64::from(addr))?;
+                is_fn(w).then(|| {
+                    let what = self.data_word_name(addr, false).unwrap_or_else(|| format!("0x{addr:08x}"));
+                    (vec![w & !1], format!("the constant function pointer at {what} (read-only data)"))
+                })
+            }
+            Loaded::Table { base } if read_only(base) => {
+                let sym = self.data_object(base)?;
+                let mut out = Vec::new();
+                let mut a = sym.address;
+                while a + 4 <= sym.address + sym.size {
+                    let w = self.image.word_at(a)?;
+                    if w != 0 && !is_fn(w) {
+                        return None;
+                    }
+                    if w != 0 {
+                        out.push(w & !1);
+                    }
+                    a += 4;
+                }
+                (!out.is_empty())
+                    .then(|| (out, format!("the index stays within the constant table {} (read-only data)", sym.name)))
+            }
+            _ => None,
+        }
     }
 
     /// A branch to `target` inside the body of another function (libgcc's `__aeabi_ui2d` into
@@ -180,7 +299,36 @@ impl CallGraph<'_> {
         Some((j, d))
     }
 
-    /// Callees of function `i`: (callee index, caller depth at the call, assumption).
+    /// Annotated targets of the call of `f` at `at` (`ordinal`: among `f`'s indirect sites),
+    /// with the key that matched: by site, then through a hook the target is loaded from.
+    fn annotated(&self, f: &FunctionStack, c: &CallSite, ordinal: usize) -> Option<(String, String, Vec<String>)> {
+        let key = self.site_key(f, c.at);
+        let ord_key = format!("{}@{ordinal}", self.key_name(f));
+        let ord_key_raw = format!("{}@{ordinal}", f.name);
+        let ind = &self.options.annotations.indirect;
+        let keys: Vec<&String> = if matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) {
+            vec![&ord_key, &ord_key_raw, &key, &f.name, &f.demangled]
+        } else {
+            vec![&key]
+        };
+        if let Some((k, names)) = keys.into_iter().find_map(|k| ind.get_key_value(k.as_str())) {
+            let reason = self.options.annotations.reasons.get(&format!("indirect:{k}"));
+            let why = match reason {
+                Some(r) => format!("targets of {}: {r}", self.site_label(f, c.at)),
+                None => format!("annotated targets of {}", self.site_label(f, c.at)),
+            };
+            return Some((k.clone(), why, names.clone()));
+        }
+        if let Some(Loaded::Word { addr }) = c.loaded_from
+            && let Some(h) = self.options.annotations.hooks.iter().find(|h| addr >= h.start && addr < h.end)
+        {
+            let why = format!("calls through {} reach only its annotated targets", h.name);
+            return Some((h.name.clone(), why, h.targets.clone()));
+        }
+        None
+    }
+
+    /// Callees of function `i`, in call-site order.
     pub(crate) fn edges(&self, i: usize, unresolved: &mut Vec<Unresolved>, interner: &mut Interner) -> Vec<Edge> {
         let f = &self.functions[i];
         let mut out = Vec::new();
@@ -192,44 +340,70 @@ impl CallGraph<'_> {
             .collect();
         let mut ordinal = 0usize;
         for c in &f.calls {
+            let edge =
+                |to: usize, depth: u32, why: Option<usize>, how: Resolution| Callee { to, depth, why, at: c.at, how };
             if matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) {
                 ordinal += 1;
+            }
+            let direct_unknown = match &c.kind {
+                CallKind::Call { target } | CallKind::Tail { target } => {
+                    self.index_of(*target).is_none() && self.inner_target(*target).is_none()
+                }
+                _ => false,
+            };
+            // Annotations apply to indirect calls and to direct calls that lead nowhere known.
+            let annotated = (matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail) || direct_unknown)
+                .then(|| self.annotated(f, c, ordinal))
+                .flatten();
+            if let Some((_, why, names)) = annotated.as_ref() {
+                let why = interner.id(why.clone());
+                for n in names {
+                    let found = self.all_by_name(n);
+                    if found.is_empty() {
+                        out.push(Err(format!("annotation for {} names unknown function {n}", self.site_key(f, c.at))));
+                    }
+                    for j in found.into_iter().filter(|j| !infeasible.contains(j)) {
+                        out.push(Ok(edge(j, c.depth, Some(why), Resolution::Annotated)));
+                    }
+                }
+                continue;
             }
             match &c.kind {
                 CallKind::Call { target } | CallKind::Tail { target } => match self.index_of(*target) {
                     Some(j) if infeasible.contains(&j) => {}
-                    Some(j) => out.push(Ok((j, c.depth, None))),
+                    Some(j) => out.push(Ok(edge(j, c.depth, None, Resolution::Direct))),
                     None if let Some((j, d)) = self.inner_target(*target) => {
                         if !infeasible.contains(&j) {
-                            out.push(Ok((j, c.depth.saturating_sub(d), None)));
+                            out.push(Ok(edge(j, c.depth.saturating_sub(d), None, Resolution::Direct)));
                         }
                     }
-                    None => out.push(Err(format!(
-                        "{} calls 0x{target:08x}, which is not the start of a known function",
-                        f.name
-                    ))),
+                    None => {
+                        let what =
+                            format!("{} calls 0x{target:08x}, which is not the start of a known function", f.name);
+                        unresolved.push(Unresolved {
+                            function: f.name.clone(),
+                            at: c.at,
+                            what: format!("{what}: name the functions whose stack it uses"),
+                            annotation: format!(
+                                "indirect: [{{ site: \"{}\", targets: [TARGET] }}]",
+                                self.site_key(f, c.at)
+                            ),
+                            cycle: Vec::new(),
+                        });
+                        out.push(Err(what));
+                    }
                 },
                 CallKind::Indirect | CallKind::IndirectTail => {
-                    let key = self.site_key(f, c.at);
-                    let ord_key = format!("{}@{ordinal}", self.key_name(f));
-                    let ord_key_raw = format!("{}@{ordinal}", f.name);
-                    let ind = &self.options.annotations.indirect;
-                    let ann = [&ord_key, &ord_key_raw, &key, &f.name, &f.demangled]
-                        .into_iter()
-                        .find_map(|k| ind.get_key_value(k.as_str()));
-                    if let Some((ann_key, names)) = ann {
-                        let reason = self.options.annotations.reasons.get(&format!("indirect:{ann_key}"));
-                        for n in names {
-                            let found = self.all_by_name(n);
-                            if found.is_empty() {
-                                out.push(Err(format!("annotation for {key} names unknown function {n}")));
+                    if let Some((targets, fact)) = c.loaded_from.and_then(|l| self.table_targets(l)) {
+                        let why = match c.loaded_from {
+                            Some(Loaded::Table { .. }) => {
+                                Some(interner.id(format!("indirect call at {}: {fact}", self.site_label(f, c.at))))
                             }
-                            for j in found {
-                                let why = interner.id(match reason {
-                                    Some(r) => format!("targets of {}: {r}", self.site_label(f, c.at)),
-                                    None => format!("annotated targets of {}", self.site_label(f, c.at)),
-                                });
-                                out.push(Ok((j, c.depth, Some(why))));
+                            _ => None,
+                        };
+                        for t in targets {
+                            if let Some(j) = self.index_of(t).filter(|j| !infeasible.contains(j)) {
+                                out.push(Ok(edge(j, c.depth, why, Resolution::Table)));
                             }
                         }
                     } else if self.options.address_taken && !self.taken.all.is_empty() {
@@ -261,17 +435,18 @@ impl CallGraph<'_> {
                         let why = interner.id(why);
                         for t in targets {
                             if let Some(j) = self.index_of(t).filter(|j| !infeasible.contains(j)) {
-                                out.push(Ok((j, c.depth, Some(why))));
+                                out.push(Ok(edge(j, c.depth, Some(why), Resolution::AddressTaken)));
                             }
                         }
                     } else {
                         unresolved.push(Unresolved {
                             function: f.name.clone(),
                             at: c.at,
-                            what: "indirect call with no known target".into(),
-                            annotation: format!("indirect: [{{ site: \"{ord_key}\", targets: [TARGET] }}]"),
+                            what: format!("indirect call at {} with no known target", self.site_label(f, c.at)),
+                            annotation: format!("indirect: [{}]", self.indirect_entry(f, c.at)),
+                            cycle: Vec::new(),
                         });
-                        out.push(Err(format!("indirect call at {key} has no known target")));
+                        out.push(Err(format!("indirect call at {} has no known target", self.site_key(f, c.at))));
                     }
                 }
             }

@@ -61,6 +61,21 @@ pub struct CallSite {
     /// Rust vtable method slot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<u32>,
+    /// For an indirect call: the target was loaded from memory at an address the code builds
+    /// as a constant (`ldr rX, =sym; ldr rY, [rX, #k]`, or indexed: a table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_from: Option<Loaded>,
+}
+
+/// Where an indirect call's target was loaded from, when the address is a constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Loaded {
+    /// The word at `addr` (a global function pointer, a struct slot, a table entry at a constant
+    /// index).
+    Word { addr: u32 },
+    /// A word at a run-time index into the table that starts at or contains `base`.
+    Table { base: u32 },
 }
 
 /// Frame and call sites of one function.
@@ -112,6 +127,8 @@ enum Val {
     Const(i32),
     /// Loaded from `[Rn, #offset]` with Rn neither SP nor PC (a vtable or struct slot).
     Slot(u32),
+    /// Loaded from memory whose address is a known constant.
+    Loaded(Loaded),
 }
 
 /// One IT block: the addresses of its instructions with their sense (true: then).
@@ -501,15 +518,25 @@ pub(crate) fn function_stack(
             if let Some(m) = insn.mem
                 && !m.store
                 && m.bytes == 4
-                && m.index.is_none()
                 && !m.writeback
                 && m.base != mcubench_thumb::SP
                 && m.base != mcubench_thumb::PC
                 && insn.class == (mcubench_thumb::Class::Load { width: 4 })
                 && let Some(rd) = insn.operands.split(',').next().and_then(|r| parse_reg(r.trim()))
-                && m.offset >= 0
             {
-                next.regs[usize::from(rd)] = Some(Val::Slot(m.offset as u32));
+                // From a constant address (a function pointer, struct slot or table the
+                // analysis can read), else from a slot of a pointer (a vtable method).
+                let v = match (state.regs[usize::from(m.base)], m.index) {
+                    (Some(Val::Const(c)), None) => {
+                        Some(Val::Loaded(Loaded::Word { addr: (c as u32).wrapping_add(m.offset as u32) }))
+                    }
+                    (Some(Val::Const(c)), Some(_)) => Some(Val::Loaded(Loaded::Table { base: c as u32 })),
+                    (_, None) if m.offset >= 0 => Some(Val::Slot(m.offset as u32)),
+                    _ => None,
+                };
+                if let Some(v) = v {
+                    next.regs[usize::from(rd)] = Some(v);
+                }
             }
             if let Some((rd, imm)) = insn.sp_copy
                 && let (Sp::Known(o), Some(slot)) = (state.sp, next.regs.get_mut(usize::from(rd)))
@@ -541,6 +568,10 @@ pub(crate) fn function_stack(
             Some(Val::Slot(o)) => Some(o),
             _ => None,
         });
+        let loaded_from = via.and_then(|r| match state.regs[usize::from(r)] {
+            Some(Val::Loaded(l)) => Some(l),
+            _ => None,
+        });
         // A register that holds a function's Thumb address (movw/movt, a literal, a copy of
         // one): the linker's veneers (`movw ip; movt ip; bx ip`, the v6-M `ldr r0, [pc]; mov ip,
         // r0; ...; bx ip`) and `-mlong-calls` (`movw r3; movt r3; blx r3`) are direct.
@@ -549,8 +580,9 @@ pub(crate) fn function_stack(
             _ => None,
         });
         let mut add_call = |kind: CallKind, depth: u32, tag: u8| {
-            let slot = if matches!(kind, CallKind::Indirect | CallKind::IndirectTail) { slot } else { None };
-            calls.entry((addr, tag)).or_insert(CallSite { at: addr, depth, kind, slot });
+            let indirect = matches!(kind, CallKind::Indirect | CallKind::IndirectTail);
+            let (slot, loaded_from) = if indirect { (slot, loaded_from) } else { (None, None) };
+            calls.entry((addr, tag)).or_insert(CallSite { at: addr, depth, kind, slot, loaded_from });
         };
         let cond_state = state.clone();
         match insn.flow {
@@ -589,6 +621,10 @@ pub(crate) fn function_stack(
                     (Flow::Call { target }, _) | (_, Some(target)) => CallKind::Call { target },
                     _ => CallKind::Indirect,
                 };
+                // A call to a function known not to return (`abort`, panics: crate::noreturn)
+                // ends the path: what follows it is not reached from here.
+                let returns = !matches!(kind, CallKind::Call { target }
+                    if fmap.at(target).is_some_and(|g| crate::noreturn::reason(&g.name, &g.demangled).is_some()));
                 add_call(kind, depth_of(next.sp), 0);
                 if cond {
                     succ.push((skip_fall, cond_state.clone()));
@@ -597,7 +633,9 @@ pub(crate) fn function_stack(
                 for r in [0u8, 1, 2, 3, 12, 14] {
                     after.regs[usize::from(r)] = None;
                 }
-                succ.push((fall, after));
+                if returns {
+                    succ.push((fall, after));
+                }
             }
             // `ldr pc, [sp], #8` (libgcc's `__aeabi_dcmpeq`, after `str lr, [sp, #-8]!`): a
             // return that pops more than the return address, like `ldr pc, [sp], #4`.
@@ -762,7 +800,7 @@ fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Va
         match regs[usize::from(rn)]? {
             Val::Sp(base) => Val::Sp(base.checked_add(sign.checked_mul(k)?)?),
             Val::Const(c) => Val::Const(c.wrapping_add(sign.wrapping_mul(k))),
-            Val::Slot(_) => return None,
+            Val::Slot(_) | Val::Loaded(_) => return None,
         },
     ))
 }

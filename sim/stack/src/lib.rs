@@ -19,8 +19,12 @@
 //!   Nothing unknown is ever counted as 0 bytes.
 //!
 //! # Known limitations
-//! - Indirect calls: targets are the address-taken functions (words in data and literal
-//!   pools, `movw`/`movt` and `movw` constants). A call whose target was loaded from
+//! - Indirect calls: a call whose target is loaded from a constant address in read-only data
+//!   (`ldr rX, =table; ldr rY, [rX, #k]` or `[rX, rI, lsl #2]`) reaches the function in that
+//!   word (or any function of that table, assuming the index stays inside it); one whose target
+//!   is loaded from a `via:` annotated variable reaches its annotated targets. Otherwise
+//!   targets are the address-taken functions (words in data and literal
+//!   pools, `movw`/`movt` and `movw` constants); writable tables and hooks fall back to them. A call whose target was loaded from
 //!   `[Rn, #k]` (Rn not SP/PC) reaches slot k of the Rust vtables found in read-only data plus
 //!   every function whose address appears outside vtables (assumption: a function found only
 //!   in vtable slots is called only through its slot). Pointers computed at run time (not
@@ -45,7 +49,12 @@
 //!   (RTOS) and handlers installed at run time (VTOR writes) are not modelled.
 //! - Functions that do not return are known from their code: a semihosting SYS_EXIT ends a
 //!   path, and falling off a function's end right after a call or a semihosting call is taken
-//!   as the compiler's knowledge that it does not return.
+//!   as the compiler's knowledge that it does not return; and by name ([`noreturn`]: `abort`,
+//!   `exit`, `__stack_chk_fail`, `__assert_func`, Rust panics): a call to one ends the path.
+//! - Unresolved: every recursion cycle the annotations leave (each with the entry that cuts
+//!   it: the re-entered function, or the indirect call resolved to every address-taken
+//!   function that closes it), every indirect call with no target and every frame without a
+//!   bound, of the code the roots reach, in one run ([`StackReport::annotation_template`]).
 //! - A branch into the body of another function is a tail call into its rest (its bound less
 //!   its depth at the target); the target must be reached by that function's own paths.
 //! - Packs: newlib 3.3 only (another version is reported, not applied); their indirect-call
@@ -59,9 +68,11 @@
 //! # Modules
 //! One module per concern, like gimli-rs/object, in the order the analysis runs:
 //! - [`frame`]: each function's frame and call sites, from SP tracked over its CFG;
-//! - `callgraph`: call edges, indirect calls resolved (annotations, address-taken set, Rust
-//!   vtable slots), strongly connected components;
-//! - `bound`: worst-case bounds callees first, recursion bounded by annotated depths;
+//! - `callgraph`: call edges, indirect calls resolved (annotations by site or hook, constant
+//!   tables and slots, Rust vtable slots, address-taken set), strongly connected components;
+//! - [`noreturn`]: functions known by name never to return, with the reason;
+//! - `bound`: worst-case bounds callees first, recursion bounded by annotated depths, every
+//!   remaining cycle with the entry that cuts it;
 //! - [`exception`]: exception frames per core, vector-table roots, the MSP sum over preemption
 //!   levels;
 //! - [`report`]: the result ([`StackReport`]) and what `mcubench stack` prints of it;
@@ -81,6 +92,7 @@ mod bound;
 mod callgraph;
 pub mod exception;
 pub mod frame;
+pub mod noreturn;
 pub mod packs;
 pub mod report;
 
@@ -89,10 +101,10 @@ pub use exception::{
     ADDITIONAL_STATE_CONTEXT, Arch, BASIC_EXCEPTION_FRAME, EXCEPTION_ALIGN_PAD, EXTENDED_EXCEPTION_FRAME,
     SECURE_FP_EXTRA, exception_frame,
 };
-pub use frame::{CallKind, CallSite, Frame, FunctionStack};
+pub use frame::{CallKind, CallSite, Frame, FunctionStack, Loaded};
 pub use report::{Bound, BoundView, PathStep, RootBound, StackReport, StackView, Unresolved};
 
-use callgraph::{CallGraph, address_taken, name_index};
+use callgraph::{CallGraph, address_taken, data_objects, name_index};
 
 /// Where the instructions come from. [`mcubench_thumb::Decoder`] is the real one; tests may
 /// supply hand-made instruction sequences.
@@ -200,9 +212,17 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
         (options.annotations.clone(), Vec::new())
     };
     let options = StackOptions { annotations, ..options.clone() };
-    let mut report =
-        CallGraph { image, fmap: &fmap, functions: &functions, taken: &taken, options: &options, names: &names }
-            .report();
+    let objects = data_objects(image);
+    let mut report = CallGraph {
+        image,
+        fmap: &fmap,
+        functions: &functions,
+        taken: &taken,
+        options: &options,
+        names: &names,
+        objects: &objects,
+    }
+    .report();
     report.packs = pack_uses;
     report
 }

@@ -41,8 +41,25 @@ pub struct Unresolved {
     pub function: String,
     pub at: u32,
     pub what: String,
-    /// A YAML line for the annotations file.
+    /// A YAML line for the annotations file (`recursion: {...}`, `indirect: [...]` or
+    /// `frames: {...}`); [`StackReport::annotation_template`] merges them into one file.
     pub annotation: String,
+    /// For a recursion: the cycle the entry is about, one call per step (`f+0x1c → g`, an
+    /// indirect call marked as such), back to its first function.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle: Vec<String>,
+}
+
+impl Unresolved {
+    /// The top-level key and the entry under it (`"f": DEPTH` or `- { site: ..., ... }`).
+    fn entry(&self) -> Option<(&str, String)> {
+        let (key, rest) = self.annotation.split_once(": ")?;
+        let inner = rest.trim().strip_prefix(['{', '['])?.strip_suffix(['}', ']'])?.trim();
+        Some(match key {
+            "indirect" => (key, format!("  - {inner}")),
+            _ => (key, format!("  {inner}")),
+        })
+    }
 }
 
 /// The result of [`analyze`](crate::analyze).
@@ -189,6 +206,66 @@ impl StackReport {
         }
     }
 
+    /// Every entry of [`StackReport::unresolved`] as one annotation file (each key once, each
+    /// entry after a comment saying what it is about): paste it, replace DEPTH, TARGET and
+    /// BYTES with the facts, and the run resolves all of them at once. Empty when nothing is
+    /// unresolved.
+    pub fn annotation_template(&self) -> String {
+        use std::collections::{BTreeMap, BTreeSet};
+        use std::fmt::Write as _;
+        // `site: "f@N"` entries that cover every indirect call of f become one `site: "f"`.
+        let mut ordinals: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+        for u in &self.unresolved {
+            if let Some((f, n)) = site_ordinal(&u.annotation) {
+                ordinals.entry(f).or_default().insert(n);
+            }
+        }
+        let whole: BTreeSet<&str> = ordinals
+            .iter()
+            .filter(|(f, ns)| {
+                let sites = self.functions.iter().find(|g| g.name == **f || g.demangled == **f).map_or(0, |g| {
+                    g.calls.iter().filter(|c| matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail)).count()
+                });
+                sites > 1 && ns.len() == sites && ns.iter().copied().eq(1..=sites)
+            })
+            .map(|(f, _)| *f)
+            .collect();
+        let mut s = String::new();
+        for key in ["recursion", "indirect", "frames"] {
+            // Entries in order of first appearance, each with everything it resolves.
+            let mut groups: Vec<(String, Vec<&Unresolved>)> = Vec::new();
+            for u in &self.unresolved {
+                let Some((k, mut entry)) = u.entry() else { continue };
+                if k != key {
+                    continue;
+                }
+                if let Some((f, _)) = site_ordinal(&u.annotation).filter(|(f, _)| whole.contains(f)) {
+                    entry = format!("  - {{ site: \"{f}\", targets: [TARGET] }}");
+                }
+                match groups.iter_mut().find(|(e, _)| *e == entry) {
+                    Some((_, us)) => us.push(u),
+                    None => groups.push((entry, vec![u])),
+                }
+            }
+            if groups.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "{key}:");
+            for (entry, us) in groups {
+                for u in us {
+                    for (n, line) in u.what.lines().enumerate() {
+                        let _ = writeln!(s, "  {} {line}", if n == 0 { "#" } else { "#  " });
+                    }
+                    if !u.cycle.is_empty() {
+                        let _ = writeln!(s, "  #   calls: {}", u.cycle.join("; "));
+                    }
+                }
+                let _ = writeln!(s, "{entry}");
+            }
+        }
+        s
+    }
+
     /// Human-readable report: see [`StackReport::view`].
     pub fn to_text(&self, functions: &[&str]) -> String {
         use std::fmt::Write as _;
@@ -229,10 +306,14 @@ impl StackReport {
             let _ = writeln!(s, "{n}: no such function");
         }
         if !v.unresolved.is_empty() {
-            let _ = writeln!(s, "unresolved ({}), paste into the annotation file:", v.unresolved.len());
-            for u in &v.unresolved {
-                let _ = writeln!(s, "  # {} at 0x{:08x}: {}\n  {}", u.function, u.at, u.what, u.annotation);
-            }
+            let _ = writeln!(
+                s,
+                "unresolved ({}): paste this into the annotation file, with DEPTH (most activations at once), \
+                 TARGET (function names) and BYTES filled in:",
+                v.unresolved.len()
+            );
+            s.push_str(&self.annotation_template());
+            let _ = writeln!(s, "(end of unresolved)");
         }
         for p in &self.packs {
             let _ = writeln!(s, "annotation pack {} ({}): {} entries applied", p.pack, p.describes, p.applied);
@@ -242,4 +323,12 @@ impl StackReport {
         }
         s
     }
+}
+
+/// The function and ordinal of an `indirect: [{ site: "f@N", ... }]` annotation.
+fn site_ordinal(annotation: &str) -> Option<(&str, usize)> {
+    let rest = annotation.strip_prefix("indirect: [{ site: \"")?;
+    let site = &rest[..rest.find('"')?];
+    let (f, n) = site.rsplit_once('@')?;
+    Some((f, n.parse().ok()?))
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the newlib corpus of sim/stack/tests/stack_newlib.rs into $1:
-# {nano,full} × {O0,O2,Os}, plus nano with printf of doubles (-u _printf_float) at O2.
+# {nano,full} × {O0,O2,Os}, plus nano with printf of doubles (-u _printf_float) at O2; and, in
+# $1/other-version, full at O2 with newlib 4's `_fwalk_sglue` linked (-DNEWLIB4_SYMBOL): symbols
+# of another newlib version, for which the newlib-3.3 pack must be reported and not applied.
 # Needs arm-none-eabi-gcc with newlib (Debian: gcc-arm-none-eabi, libnewlib-arm-none-eabi).
 set -euo pipefail
 out=${1:?usage: build-newlib-real.sh OUTDIR}
@@ -19,3 +21,6 @@ for lib in nano full; do
 done
 arm-none-eabi-gcc -O2 --specs=nano.specs --specs=rdimon.specs -u _printf_float -DPRINT_FLOAT "${common[@]}" \
     -o "$out/newlib-nano-float-O2.elf"
+mkdir -p "$out/other-version"
+arm-none-eabi-gcc -O2 --specs=rdimon.specs -DNEWLIB4_SYMBOL -Wl,--undefined=_fwalk_sglue "${common[@]}" \
+    -o "$out/other-version/newlib-full-O2-sglue.elf"

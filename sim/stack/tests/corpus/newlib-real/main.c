@@ -86,6 +86,12 @@ __attribute__((section(".vector_table"), used)) const vector vector_table[16] = 
     Default_Handler, 0, 0, 0, 0, Default_Handler, Default_Handler, 0, Default_Handler, Default_Handler,
 };
 
+#ifdef NEWLIB4_SYMBOL
+/* newlib 4.x's stdio walker, by name only: makes the ELF's symbols say "another newlib". */
+void _fwalk_sglue(void);
+void _fwalk_sglue(void) {}
+#endif
+
 /* The program: something a C team writes on day one. */
 struct item {
     unsigned id;
