@@ -58,6 +58,8 @@ fn flash_wait_states_and_the_art_accelerator_order_the_estimates() {
     let want = k.cycles.unwrap() as f64 / 168.0;
     assert!((k.time_us.unwrap() - want).abs() < 1e-9, "{:?} vs {want}", k.time_us);
     assert_eq!(art.cycle_params["timing"], "stm32f407");
+    let model = art.cycle_model.as_deref().unwrap();
+    assert!(model.ends_with("; memory system: flash 0x00000000..0x00400000 5 WS per 16 B line, prefetch, icache 1024 B 64-way, dcache 128 B 8-way"), "{model}");
     assert_eq!(art.cycle_params["icache"], "1024 B, 64-way, 16 B lines");
     assert_eq!(zero.cycle_params["flash"], "0 WS (no memory system)");
     assert!(zero.clock_hz.is_none() && zero.kats[0].time_us.is_none());

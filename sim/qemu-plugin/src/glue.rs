@@ -711,7 +711,10 @@ fn on_exit(_id: qemu_plugin_id_t) {
         RUN_LOW.load(Ordering::Relaxed)
     });
     let cycles = state.timing.as_ref().map(|t| Cycles {
-        model: t.model.describe(),
+        model: match memory() {
+            Some(m) => format!("{}; {}", t.model.describe(), m.describe()),
+            None => t.model.describe(),
+        },
         total: match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             Some(reason) => Err(reason),
             // A refill still pending at exit: the run ended inside the next TB's translation or

@@ -275,6 +275,28 @@ impl MemorySystem {
         &self.config
     }
 
+    /// For the model's name in reports: `memory system: flash 5 WS per 16 B line, prefetch,
+    /// icache 1024 B 64-way, dcache 128 B 8-way` (the core model's own `0 WS` is the table's).
+    pub fn describe(&self) -> String {
+        let c = &self.config;
+        let mut parts: Vec<String> = c
+            .flash
+            .iter()
+            .map(|f| format!("flash 0x{:08x}..0x{:08x} {} WS per {} B line", f.start, f.end, f.wait_states, f.line))
+            .collect();
+        parts.push(if c.prefetch { "prefetch" } else { "no prefetch" }.to_string());
+        let cache = |name: &str, g: Option<CacheGeometry>| match g {
+            Some(g) => format!("{name} {} B {}-way", g.size, g.ways),
+            None => format!("no {name}"),
+        };
+        parts.push(cache("icache", c.icache));
+        parts.push(cache("dcache", c.dcache));
+        if c.unified {
+            parts.push("loads through the icache".into());
+        }
+        format!("memory system: {}", parts.join(", "))
+    }
+
     /// The flash region holding `addr`, if any.
     pub fn flash_at(&self, addr: u32) -> Option<&FlashRegion> {
         self.config.flash.iter().find(|f| f.start <= addr && addr < f.end)
