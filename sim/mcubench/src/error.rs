@@ -52,3 +52,4 @@ impl From<crate::config::vectors::VectorError> for Error {
         Error::Input(e.to_string())
     }
 }
+

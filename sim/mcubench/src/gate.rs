@@ -290,8 +290,7 @@ mod tests {
     #[test]
     fn totals_and_recorded_metrics_are_budgeted_and_unmeasured_is_unknown() {
         use crate::report::MetricValue;
-        let mut b =
-            RegionBudgets { cycles_total: Some(1000), instructions_total: Some(10), ..RegionBudgets::default() };
+        let mut b = RegionBudgets { cycles_total: Some(1000), instructions_total: Some(10), ..RegionBudgets::default() };
         b.metrics.insert("sig_bytes".into(), 2420);
         b.metrics.insert("ratio".into(), 1);
         b.metrics.insert("missing".into(), 5);

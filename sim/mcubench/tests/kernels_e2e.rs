@@ -41,10 +41,7 @@ fn run(elf: &Path, board: &Board) -> Results {
     assert!(!handlers.is_empty(), "the kernel firmware has a vector table");
     let args = PluginArgs { markers: Some(markers), core: Some(board.core), handlers, ..PluginArgs::new(&out) };
     let option = args.to_option(&so);
-    let run =
-        exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false))
-            .map(|e| e.run)
-            .unwrap();
+    let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}\n{}", run.command, run.stdout, run.stderr);
     plugin::read_results(&out).unwrap()
 }
@@ -160,11 +157,7 @@ mod function_regions {
             ..PluginArgs::new(&out)
         };
         let option = args.to_option(&so);
-        let run = exec::execute(
-            &Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false),
-        )
-        .map(|e| e.run)
-        .unwrap();
+        let run = exec::execute(&Launch::new(board, elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
         assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
         plugin::read_results(&out).unwrap()
     }

@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mcubench::config::scenario::Scenario;
 use mcubench::pipeline::{RunOptions, run_scenario};
-use mcubench_elf::ElfImage;
+use mcubench::config::scenario::Scenario;
 use mcubench_stack::annotations::path_for_scenario;
+use mcubench_elf::ElfImage;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

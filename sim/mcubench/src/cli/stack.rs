@@ -51,9 +51,10 @@ pub fn run(a: StackArgs) -> Result<Exit, Error> {
             eprintln!("mcubench: note: {note}: entry ignored for this build (inlined?)");
         }
         match a.format {
-            TextFormat::Json => {
-                println!("{}", serde_json::to_string_pretty(&stack::cells_json(&cells, &names)).expect("serializable"))
-            }
+            TextFormat::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&stack::cells_json(&cells, &names)).expect("serializable")
+            ),
             TextFormat::Table => args::print(&stack::cells_text(&cells, &names)),
         }
         return Ok(Exit::Pass);

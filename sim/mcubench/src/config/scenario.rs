@@ -16,9 +16,9 @@ use crate::config::board::Board;
 pub use crate::config::regions::{RegionBytes, RegionSpec, Split};
 use crate::config::rules::ConsoleRules;
 use crate::config::timing::{CycleModel, ModelSettings, ProfileName};
-use crate::config::units::scalar_text;
-pub use crate::config::units::{Bytes, Limit, Timeout};
 use crate::config::user_board::BoardEntry;
+pub use crate::config::units::{Bytes, Limit, Timeout};
+use crate::config::units::scalar_text;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -317,14 +317,8 @@ struct RawScenario {
 /// Where the firmware comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Firmware {
-    Cargo {
-        package_dir: PathBuf,
-        bin: String,
-        features: Vec<String>,
-    },
-    Elf {
-        path: PathBuf,
-    },
+    Cargo { package_dir: PathBuf, bin: String, features: Vec<String> },
+    Elf { path: PathBuf },
     /// A build command (make, cmake, a script) and the ELF it leaves, both templates over the
     /// matrix variables (`{alg}`) and `{board}`; without a command, a list of prebuilt ELFs.
     Template {
@@ -584,8 +578,7 @@ impl Scenario {
             .vectors
             .as_ref()
             .map(|v| {
-                crate::config::vectors::Vectors::load(&base.join(v))
-                    .map_err(|e| invalid(format!("firmware.vectors: {e}")))
+                crate::config::vectors::Vectors::load(&base.join(v)).map_err(|e| invalid(format!("firmware.vectors: {e}")))
             })
             .transpose()?;
 
@@ -689,13 +682,10 @@ fn check_templates(command: Option<&str>, elf: &str, matrix: &IndexMap<String, V
         if values.is_empty() {
             return Err(format!("matrix.{name}: give at least one value"));
         }
-        if let Some(v) =
-            values.iter().find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c)))
-        {
+        if let Some(v) = values.iter().find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))) {
             return Err(format!("matrix.{name}: `{v}` is not a valid value (letters, digits, . _ + -)"));
         }
-        let used = command.is_some_and(|c| placeholders(c).contains(&name.as_str()))
-            || placeholders(elf).contains(&name.as_str());
+        let used = command.is_some_and(|c| placeholders(c).contains(&name.as_str())) || placeholders(elf).contains(&name.as_str());
         if !used {
             return Err(format!(
                 "matrix.{name}: the variable is used by neither `firmware.command` nor `firmware.elf`, so every value would build the same ELF"
@@ -831,24 +821,14 @@ timeout: 20 s
         let b = s.boards[1];
         assert!(b.is_user() && !s.boards[0].is_user());
         assert_eq!(b.core, mcubench_wire::Core::CortexM0Plus);
-        assert_eq!(
-            (b.qemu_machine, b.qemu_cpu, b.systick_hz, b.rust_target),
-            ("microbit", "cortex-m0", 16_000_000, "thumbv6m-none-eabi")
-        );
+        assert_eq!((b.qemu_machine, b.qemu_cpu, b.systick_hz, b.rust_target), ("microbit", "cortex-m0", 16_000_000, "thumbv6m-none-eabi"));
         assert_eq!(b.layout.name, "stm32f0-like");
         assert_eq!(b.ticks_to_instructions(2), 125);
         let memory_x = b.layout.memory_x();
-        assert!(
-            memory_x.starts_with("/* mcubench memory layout `stm32f0-like` (user board stm32f0-like).\n"),
-            "{memory_x}"
-        );
-        assert!(
-            memory_x.contains(&format!("from the board `stm32f0-like` of {}", dir.path().join("s.yaml").display()))
-        );
+        assert!(memory_x.starts_with("/* mcubench memory layout `stm32f0-like` (user board stm32f0-like).\n"), "{memory_x}");
+        assert!(memory_x.contains(&format!("from the board `stm32f0-like` of {}", dir.path().join("s.yaml").display())));
         assert!(memory_x.contains("User board `stm32f0-like` (Cortex-M0+), run on QEMU's microbit (-cpu cortex-m0):"));
-        assert!(memory_x.ends_with(
-            "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 64K\n  RAM   : ORIGIN = 0x20000000, LENGTH = 8K\n}\n"
-        ));
+        assert!(memory_x.ends_with("MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 64K\n  RAM   : ORIGIN = 0x20000000, LENGTH = 8K\n}\n"));
         assert_eq!((memory_x.matches("/*").count(), memory_x.matches("*/").count()), (1, 1));
         // `--board` restricts to it by name, like a built-in.
         let mut s = s;

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use crate::gate::BudgetStatus;
 use crate::judge::protocol::KatResult;
-use crate::judge::verdict::Outcome;
 use crate::report::RunReport;
+use crate::judge::verdict::Outcome;
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -74,8 +74,7 @@ pub fn to_junit(report: &RunReport) -> String {
             });
             cases.push(Case { name: format!("budget.{}", b.name()), failure });
         }
-        let count =
-            |element: &str| cases.iter().filter(|c| c.failure.as_ref().is_some_and(|f| f.element == element)).count();
+        let count = |element: &str| cases.iter().filter(|c| c.failure.as_ref().is_some_and(|f| f.element == element)).count();
         let (suite_failures, suite_errors) = (count("failure"), count("error"));
         total += cases.len();
         failures += suite_failures;

@@ -17,21 +17,11 @@ impl RunReport {
     pub fn to_table_colored(&self, color: bool) -> String {
         let mut rows = vec![
             [
-                "board",
-                "core",
-                "profile",
-                "verdict",
-                "KATs",
-                "flash B",
-                "RAM B",
-                "stack B",
-                "static B",
-                "insns",
-                "est. cycles",
-                "budget",
+                "board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "static B", "insns",
+                "est. cycles", "budget",
             ]
-            .map(String::from)
-            .to_vec(),
+                .map(String::from)
+                .to_vec(),
         ];
         // The stack probe's whole-run bytes beside the painted mark, when any cell probed.
         let probed = self.cells.iter().any(|c| c.stack_probe.is_some());
@@ -169,11 +159,7 @@ impl RunReport {
         if names.is_empty() {
             return String::new();
         }
-        let mut rows = vec![
-            std::iter::once("metric".to_string())
-                .chain(self.cells.iter().map(|c| format!("{}/{}", c.board, c.profile)))
-                .collect::<Vec<_>>(),
-        ];
+        let mut rows = vec![std::iter::once("metric".to_string()).chain(self.cells.iter().map(|c| format!("{}/{}", c.board, c.profile))).collect::<Vec<_>>()];
         for n in names {
             rows.push(
                 std::iter::once(n.to_string())
