@@ -6,8 +6,10 @@
 //! ```
 //!
 //! Builds the firmware and the plugin, then runs QEMU RUNS times (default 3) each way (plugin off,
-//! plugin counting instructions, plugin also estimating cycles with the board's core model, and
-//! that plus the stack probe: a memory callback on every store), alternating, and prints the best
+//! plugin counting instructions, plugin also estimating cycles with the board's core model, that
+//! plus the stack probe: a memory callback on every store, and cycles with the STM32F407 board
+//! timing profile's memory system: flash lines, prefetch and ART caches per TB, and a memory
+//! callback on every load for the data side), alternating, and prints the best
 //! wall time, guest instructions per second and the ratios; then the same ratios from QEMU's CPU
 //! time (user + system, best of the runs), which other work on a shared machine disturbs less.
 //! Wall time is the whole QEMU process (start-up included, ~50 ms). Instructions: the plugin's
@@ -48,13 +50,19 @@ fn main() {
     let counting = PluginArgs { markers: Some(markers), ..PluginArgs::new(&out) };
     let estimating = PluginArgs { core: Some(board.core), ..counting.clone() };
     let probing = PluginArgs { stack_probe: Some(probe.clone()), ..estimating.clone() };
-    let [counts_only, with_cycles, with_probe] = [counting, estimating, probing].map(|args| args.to_option(&so));
-    let modes: [Option<&str>; 4] = [None, Some(&counts_only), Some(&with_cycles), Some(&with_probe)];
+    let profile = mcubench::config::timing::TimingProfile::find("stm32f407").expect("built-in profile");
+    let model = mcubench::config::timing::CycleModel::resolve(board, Some(profile), &Default::default()).unwrap();
+    let memory = PluginArgs { memory: model.memory.clone(), params: model.param_args(), ..estimating.clone() };
+    let [counts_only, with_cycles, with_probe, with_memory] =
+        [counting, estimating, probing, memory].map(|args| args.to_option(&so));
+    let modes: [Option<&str>; 5] =
+        [None, Some(&counts_only), Some(&with_cycles), Some(&with_probe), Some(&with_memory)];
 
     let timeout = Duration::from_secs(120);
-    let mut best = [Duration::MAX; 4];
-    let mut best_cpu = [Duration::MAX; 4];
-    let mut insns = [0u64; 4];
+    let mut best = [Duration::MAX; 5];
+    let mut best_cpu = [Duration::MAX; 5];
+    let mut insns = [0u64; 5];
+    let mut memory_cycles = 0;
     let mut probe_low = None;
     let mut cycles = 0;
     for _ in 0..runs {
@@ -75,6 +83,9 @@ fn main() {
                 }
                 if i == 3 {
                     probe_low = r.probe.flatten();
+                }
+                if i == 4 {
+                    memory_cycles = r.single_activation_cycles(kat.region.expect("region")).unwrap().expect("cycles");
                 }
                 r.single_activation(kat.region.expect("region")).unwrap()
             } else {
@@ -113,21 +124,32 @@ fn main() {
         rate(3) / 1e9,
         probe_low.map_or(0, |l| probe.hi - l)
     );
+    println!(
+        "plugin on + cycles + stm32f407 memory system: {:>6} instructions in {:>8.3} s = {:.3} G instr/s ({memory_cycles} est. cycles at 5 WS with the ART)",
+        insns[4],
+        best[4].as_secs_f64(),
+        rate(4) / 1e9
+    );
     println!("ratio on/off: {:.1} %", 100.0 * rate(1) / rate(0));
     println!("ratio on+cycles/off: {:.1} %", 100.0 * rate(2) / rate(0));
     println!("ratio on+cycles+probe/off: {:.1} %", 100.0 * rate(3) / rate(0));
     println!("ratio on+cycles+probe/on+cycles: {:.1} %", 100.0 * rate(3) / rate(2));
+    println!("ratio on+cycles+memory/off: {:.1} %", 100.0 * rate(4) / rate(0));
+    println!("ratio on+cycles+memory/on+cycles (the cache model's cost): {:.1} %", 100.0 * rate(4) / rate(2));
     let cpu_rate = |i: usize| insns[i] as f64 / best_cpu[i].as_secs_f64();
     println!(
-        "QEMU CPU time: off {:.3} s, on {:.3} s, on+cycles {:.3} s, on+cycles+probe {:.3} s",
+        "QEMU CPU time: off {:.3} s, on {:.3} s, on+cycles {:.3} s, on+cycles+probe {:.3} s, on+cycles+memory {:.3} s",
         best_cpu[0].as_secs_f64(),
         best_cpu[1].as_secs_f64(),
         best_cpu[2].as_secs_f64(),
-        best_cpu[3].as_secs_f64()
+        best_cpu[3].as_secs_f64(),
+        best_cpu[4].as_secs_f64()
     );
     println!("CPU ratio on/off: {:.1} %", 100.0 * cpu_rate(1) / cpu_rate(0));
     println!("CPU ratio on+cycles/off: {:.1} %", 100.0 * cpu_rate(2) / cpu_rate(0));
     println!("CPU ratio on+cycles+probe/off: {:.1} %", 100.0 * cpu_rate(3) / cpu_rate(0));
+    println!("CPU ratio on+cycles+memory/off: {:.1} %", 100.0 * cpu_rate(4) / cpu_rate(0));
+    println!("CPU ratio on+cycles+memory/on+cycles: {:.1} %", 100.0 * cpu_rate(4) / cpu_rate(2));
 }
 
 /// User + system CPU time of this process's waited-for children so far.

@@ -26,6 +26,7 @@
 
 pub mod analyze;
 pub mod build;
+pub mod calibrate;
 pub mod cli;
 pub mod config;
 pub mod diff;

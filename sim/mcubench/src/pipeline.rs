@@ -284,15 +284,20 @@ fn measure_cell(
     };
     // Cycle estimates with the board's core model (mps2-an500's Cortex-M7 model is approximate and
     // says so in `cycle_model`), with the scenario's wait states.
+    let model = measure.model_for(board);
+    report.cycle_params = model.effective().into_iter().collect();
+    report.clock_hz = model.clock_hz;
     let args = PluginArgs {
         out: results_file.clone(),
         markers,
-        core: Some(board.core),
+        core: Some(model.core),
         functions,
         profile: false,
         wait_states: measure.wait_states.clone(),
         stack_probe: probe.clone(),
         handlers: plugin::exception_handlers(&image),
+        params: model.param_args(),
+        memory: model.memory.clone(),
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 
@@ -345,6 +350,7 @@ fn measure_cell(
             // Whole-run totals only for a run that ended by itself: a killed QEMU wrote none.
             report.instructions_total = Some(r.insns);
             report.cycles_total = r.cycles.as_ref().and_then(|c| c.total.as_ref().ok().copied());
+            report.time_total_us = report.time_us(report.cycles_total);
             report.cycle_model = r.cycles.as_ref().map(|c| match &c.total {
                 Ok(_) => c.model.clone(),
                 Err(reason) => format!("unavailable: {reason} ({})", c.model),
@@ -395,6 +401,7 @@ fn kat_reports(
     marked: bool,
 ) -> Vec<String> {
     let mut problems = Vec::new();
+    let clock_hz = report.clock_hz;
     report.kats = t
         .kats()
         .map(|k| {
@@ -429,6 +436,7 @@ fn kat_reports(
                 heap: k.heap,
                 bytes: k.bytes,
                 cycles_per_byte: report::per_byte(cycles, k.bytes),
+                time_us: report::time_us(cycles, clock_hz),
             }
         })
         .collect();

@@ -149,6 +149,19 @@ pub fn writes_memory(insn: &Insn) -> bool {
     ) || insn.mem.is_some_and(|m| m.store)
 }
 
+/// Whether `insn` reads data memory: LDR*, LDRD, LDM/POP, VLDR/VLDM/VPOP (for the data side of
+/// the memory system).
+pub fn reads_memory(insn: &Insn) -> bool {
+    use mcubench_thumb::{Class, FpClass};
+    matches!(
+        insn.class,
+        Class::Load { .. }
+            | Class::LoadDouble
+            | Class::LoadMultiple { .. }
+            | Class::Fp(FpClass::Load { .. } | FpClass::LoadMultiple { .. })
+    ) || insn.mem.is_some_and(|m| !m.store)
+}
+
 fn end_of(last: &Insn) -> End {
     match last.flow {
         Flow::Next if !last.writes.contains(PC) => End::Next,

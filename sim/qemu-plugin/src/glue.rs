@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
+use mcubench_timing::memory::{FetchPlan, MemorySystem};
 use mcubench_timing::{Context, Model, Params};
 use mcubench_wire::{Cycles, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
@@ -135,6 +136,18 @@ fn sp_at(before: Option<i32>) -> Option<u32> {
 struct Timing {
     model: Model,
     decoder: Decoder,
+}
+
+/// The memory system's run-time state (line buffer, prefetch, caches), with `flash=` arguments.
+struct MemoryCell(UnsafeCell<MemorySystem>);
+// SAFETY: as ShadowCell: touched only by vCPU 0's callbacks, never concurrently.
+unsafe impl Sync for MemoryCell {}
+static MEMORY: OnceLock<MemoryCell> = OnceLock::new();
+
+/// The memory system, if the arguments describe one.
+fn memory() -> Option<&'static mut MemorySystem> {
+    // SAFETY: see MemoryCell; callers never hold two of these references at once.
+    MEMORY.get().map(|cell| unsafe { &mut *cell.0.get() })
 }
 
 struct State {
@@ -281,6 +294,8 @@ struct TbInfo {
     straight: Option<Box<Straight>>,
     /// What the TB does to SP (stack probe; `None`: unknown or not probing).
     sp_total: Option<i32>,
+    /// The flash lines this TB fetches from (`None`: none, or no memory system).
+    fetch: Option<Box<FetchPlan>>,
 }
 
 /// What a priced TB needs for continuation pricing.
@@ -402,13 +417,22 @@ impl Register for McubenchPlugin {
             refuse(&e);
         }
         let config = PluginArgs::parse(&args.raw).unwrap_or_else(|e| refuse(&e.to_string()));
-        let timing = config.core.map(|core| Timing {
-            model: Model::with_params(
-                core,
-                Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) },
-            ),
-            decoder: Decoder::for_core(core).unwrap_or_else(|e| refuse(&format!("no decoder for {core}: {e}"))),
+        let timing = config.core.map(|core| {
+            let mut params = Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) };
+            for (name, value) in &config.params {
+                let n = value.parse::<u32>().unwrap_or_else(|_| {
+                    refuse(&format!("argument `param`: `{name}:{value}`: the value is not a whole number"))
+                });
+                params.set(name, n).unwrap_or_else(|e| refuse(&format!("argument `param`: {e}")));
+            }
+            Timing {
+                model: Model::with_params(core, params),
+                decoder: Decoder::for_core(core).unwrap_or_else(|e| refuse(&format!("no decoder for {core}: {e}"))),
+            }
         });
+        if timing.is_some() && !config.memory.is_empty() {
+            let _ = MEMORY.set(MemoryCell(UnsafeCell::new(MemorySystem::new(config.memory.clone()))));
+        }
         let functions = config.functions.as_ref().map(|path| {
             let text = std::fs::read_to_string(path)
                 .unwrap_or_else(|e| refuse(&format!("cannot read {}: {e}", path.display())));
@@ -484,6 +508,11 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     let sequential = SEQUENTIAL.load(Ordering::Relaxed);
     SEQUENTIAL.store(if tb.runs_on { tb.fall } else { u32::MAX }, Ordering::Relaxed);
     let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
+    // Flash stalls of this TB's fetches, from the state the TBs before it left.
+    let stall = match (&tb.fetch, memory()) {
+        (Some(plan), Some(m)) => m.fetch(plan),
+        _ => 0,
+    };
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
     let taken = extra != 0 && PENDING_FALL.load(Ordering::Relaxed) != tb.start;
     if taken {
@@ -498,7 +527,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
         }
         if let Some(shape) = &tb.shape {
             let node = profile.enter(shape);
-            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception + branch_entry, tb.insns);
+            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception + branch_entry + stall, tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
             let depth = profile.depth();
             let begin = if profile.began() && shape.func_entry { tb.region } else { None };
@@ -524,7 +553,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     // every TB, so it adds them instead of inline operations (cheaper on QEMU 10, see `api`);
     // after the snapshots above, as inline adds registered after the callback would be.
     INSNS.add(tb.insns);
-    CYCLES.add(tb.cost.wrapping_add(continued as u64) + branch_entry);
+    CYCLES.add(tb.cost.wrapping_add(continued as u64) + branch_entry + stall);
     if let Some(e) = &tb.error
         && let Some(state) = STATE.get()
     {
@@ -604,6 +633,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             falls_through: false,
             straight: None,
             sp_total: None,
+            fetch: None,
         };
         match result {
             Ok(c) => {
@@ -626,6 +656,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     exit: c.exit.clone(),
                     seen: UnsafeCell::new(Vec::new()),
                 }));
+                if let Some(m) = memory() {
+                    let plan = m.plan(&timing.model, &c.insns);
+                    info.fetch = (!plan.is_empty()).then(|| Box::new(plan));
+                }
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: c.fall, end: c.end, func, func_entry });
@@ -661,6 +695,14 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), price.as_ref().map(|p| &p.sp), probe);
     }
+    let data_side = state.config.memory.data_side();
+    if data_side && let Some(p) = &price {
+        // Instructions of the marker functions get their one memory callback below, which
+        // prices their loads too: one callback per instruction behaves the same on every QEMU.
+        let markers = state.config.markers;
+        let skip = |pc: u64| markers.is_some_and(|m| m.function_at(pc).is_some());
+        probe_loads(&tb, &p.insns, skip);
+    }
 
     let Some(markers) = state.config.markers else { return };
     for (index, marker) in marker_indices {
@@ -675,6 +717,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
         insn.register_memory_access_callback(
             move |_vcpu, info, vaddr| {
                 if !info.is_store() {
+                    // A load in a marker function: the data side of the memory system.
+                    if data_side && let Some(m) = memory() {
+                        CYCLES.add(m.load(vaddr as u32, 1 << info.size_shift()));
+                    }
                     return;
                 }
                 let Some(id) = markers.region_id(vaddr) else { return };
@@ -738,6 +784,33 @@ fn probe_stores(
     }
 }
 
+/// Data side of the memory system: a memory callback on every load instruction of `tb` that
+/// adds the stall of a load from flash ([`MemorySystem::load`]: wait states unless the data cache
+/// holds the line). Costly (a call per load), so only when some flash region has wait states.
+fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn], skip: impl Fn(u64) -> bool) {
+    for (i, insn) in tb.instructions().enumerate() {
+        if !insns.get(i).is_some_and(cost::reads_memory) || skip(insn.vaddr()) {
+            continue;
+        }
+        insn.register_memory_access_callback(
+            move |vcpu, info, vaddr| {
+                if vcpu != 0 || info.is_store() {
+                    return;
+                }
+                if let Some(m) = memory() {
+                    let stall = m.load(vaddr as u32, 1 << info.size_shift());
+                    if stall != 0 {
+                        CYCLES.add(stall);
+                    }
+                }
+            },
+            // QEMU 7.2 filters callbacks by access type wrongly (see probe_stores): register
+            // for both and filter here, as the marker and stack callbacks do.
+            MemRW::QEMU_PLUGIN_MEM_RW,
+        );
+    }
+}
+
 fn on_exit(_id: qemu_plugin_id_t) {
     let Some(state) = STATE.get() else { return };
     let other = OTHER_VCPU.load(Ordering::Relaxed);
@@ -757,7 +830,10 @@ fn on_exit(_id: qemu_plugin_id_t) {
         RUN_LOW.load(Ordering::Relaxed)
     });
     let cycles = state.timing.as_ref().map(|t| Cycles {
-        model: t.model.describe(),
+        model: match memory() {
+            Some(m) => format!("{}; {}", t.model.describe(), m.describe()),
+            None => t.model.describe(),
+        },
         total: match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             Some(reason) => Err(reason),
             // A refill still pending at exit: the run ended inside the next TB's translation or

@@ -54,6 +54,7 @@ mod m3m4;
 mod m7;
 mod params;
 
+pub mod memory;
 pub use core_timing::CoreTiming;
 pub use params::{Multiplier, ParamError, ParamSpec, Params};
 

@@ -10,7 +10,8 @@
 //! qemu-system-arm ... -plugin libmcubench_qemu_plugin.so,out=<file>[,enter=0x..,enter_size=N,
 //!     exit=0x..,exit_size=N,regions=0x..,regions_count=N][,core=cortex-m4f][,functions=<file>]
 //!     [,profile=on][,wait=<start>:<end>:<fetch>:<data>]...[,stack=<lo>:<hi>][,stack_skip=<start>:<end>]...
-//!     [,handler=<addr>]...
+//!     [,handler=<addr>]...[,param=<name>:<value>]...[,flash=<start>:<end>:<ws>:<line>]...
+//!     [,prefetch=on][,icache=<size>:<ways>:<line>][,dcache=<size>:<ways>:<line>][,unified=on]
 //! ```
 //!
 //! Numbers are decimal or `0x` hexadecimal; unknown keys are refused. The keys:
@@ -34,10 +35,18 @@
 //!   (repeatable): stores by instructions in that code range are not probed. Needs `core`.
 //! * `handler=<addr>` (repeatable, Thumb bit ignored): the entry address of an exception handler;
 //!   the cycle model then prices exception entry, return and tail-chaining. Needs `core`.
+//! * `param=<name>:<value>` (repeatable): a parameter of the cycle model by its scenario name
+//!   (`branch-refill:2`, `divide:7`, ...); the plugin refuses a name its model does not have.
+//!   Needs `core`.
+//! * `flash=<start>:<end>:<ws>:<line>` (repeatable), `prefetch=on|off`,
+//!   `icache=<size>:<ways>:<line>`, `dcache=<size>:<ways>:<line>`, `unified=on|off` (loads
+//!   through the instruction cache): the memory system
+//!   ([`MemoryConfig`]). Caches and prefetch need a `flash=` region; all need `core`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::memory::{CacheGeometry, FlashRegion, MemoryConfig};
 use crate::{Core, Error};
 
 /// Wait states of a memory range, for the cycle model (`wait=`).
@@ -121,6 +130,10 @@ pub struct PluginArgs {
     /// Exception handler entry addresses (Thumb bit cleared; [`PluginArgs::parse`] sorts and
     /// deduplicates them).
     pub handlers: Vec<u32>,
+    /// Cycle model parameters by name, in order (`param=`).
+    pub params: Vec<(String, String)>,
+    /// The memory system (`flash=`, `prefetch=`, `icache=`, `dcache=`).
+    pub memory: MemoryConfig,
 }
 
 impl PluginArgs {
@@ -135,6 +148,8 @@ impl PluginArgs {
             wait_states: Vec::new(),
             stack_probe: None,
             handlers: Vec::new(),
+            params: Vec::new(),
+            memory: MemoryConfig::default(),
         }
     }
 
@@ -169,6 +184,23 @@ impl PluginArgs {
         }
         for h in &self.handlers {
             a.push(format!("handler=0x{h:x}"));
+        }
+        for (name, value) in &self.params {
+            a.push(format!("param={name}:{value}"));
+        }
+        for f in &self.memory.flash {
+            a.push(format!("flash=0x{:x}:0x{:x}:{}:{}", f.start, f.end, f.wait_states, f.line));
+        }
+        if self.memory.prefetch {
+            a.push("prefetch=on".into());
+        }
+        if self.memory.unified {
+            a.push("unified=on".into());
+        }
+        for (key, cache) in [("icache", &self.memory.icache), ("dcache", &self.memory.dcache)] {
+            if let Some(c) = cache {
+                a.push(format!("{key}={}:{}:{}", c.size, c.ways, c.line));
+            }
         }
         a
     }
@@ -224,6 +256,47 @@ impl PluginArgs {
                         .map_err(|_| err(format!("argument `handler`: `{value}` does not fit 32 bits")))?;
                     args.handlers.push(v & !1);
                 }
+                "param" => {
+                    let (name, v) = value
+                        .split_once(':')
+                        .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+                        .ok_or_else(|| err(format!("argument `param` is `<name>:<value>`, not `{value}`")))?;
+                    args.params.push((name.to_string(), v.to_string()));
+                }
+                "flash" => {
+                    let v = numbers(key, value, 4)?;
+                    if v[0] >= v[1] {
+                        return Err(err(format!("argument `flash`: empty range `{value}`")));
+                    }
+                    if !v[3].is_power_of_two() {
+                        return Err(err(format!("argument `flash`: line {} is not a power of two", v[3])));
+                    }
+                    args.memory.flash.push(FlashRegion { start: v[0], end: v[1], wait_states: v[2], line: v[3] });
+                }
+                "unified" => {
+                    args.memory.unified = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(err(format!("argument `unified` is `on` or `off`, not `{value}`"))),
+                    }
+                }
+                "prefetch" => {
+                    args.memory.prefetch = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(err(format!("argument `prefetch` is `on` or `off`, not `{value}`"))),
+                    }
+                }
+                "icache" | "dcache" => {
+                    let v = numbers(key, value, 3)?;
+                    let g = CacheGeometry { size: v[0], ways: v[1], line: v[2] };
+                    g.check().map_err(|e| err(format!("argument `{key}`: {e}")))?;
+                    if key == "icache" {
+                        args.memory.icache = Some(g);
+                    } else {
+                        args.memory.dcache = Some(g);
+                    }
+                }
                 "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
                     nums.insert(key, number(key, value)?);
                 }
@@ -268,11 +341,24 @@ impl PluginArgs {
                 (!args.wait_states.is_empty(), "wait", "`wait=` (wait states)"),
                 (args.stack_probe.is_some(), "stack", "`stack=` (stack probe)"),
                 (!args.handlers.is_empty(), "handler", "`handler=` (exception costs)"),
+                (!args.params.is_empty(), "param", "`param=` (cycle model parameters)"),
+                (!args.memory.flash.is_empty(), "flash", "`flash=` (memory system)"),
             ] {
                 if given {
                     return Err(Error::arg(Some(key), format!("{what} needs `core=`")));
                 }
             }
+        }
+        if args.memory.flash.is_empty()
+            && (args.memory.prefetch
+                || args.memory.unified
+                || args.memory.icache.is_some()
+                || args.memory.dcache.is_some())
+        {
+            return Err(Error::arg(
+                Some("flash"),
+                "`prefetch=`, `unified=`, `icache=` and `dcache=` need a `flash=` region",
+            ));
         }
         if args.profile && args.functions.is_none() {
             return Err(Error::arg(Some("profile"), "`profile=on` needs `functions=`"));

@@ -8,6 +8,7 @@
 //!   model, the decoder's instruction set via `mcubench-thumb`, the plugin's `core=`).
 //! * [`args`]: the plugin's arguments ([`PluginArgs`]), the `-plugin file.so,key=value,...` items.
 //! * [`functions`]: the functions file ([`FunctionsFile`]) behind `functions=`.
+//! * [`memory`]: a real part's memory system for the cycle model ([`MemoryConfig`]).
 //! * [`results`]: the results file ([`Results`]) behind `out=`, versioned by [`HEADER`].
 //!
 //! Each format has a writer and a strict parser; parse errors ([`Error`]) name the argument key
@@ -18,10 +19,12 @@ pub mod args;
 mod cpu;
 mod error;
 pub mod functions;
+pub mod memory;
 pub mod results;
 
 pub use args::{Marker, Markers, PluginArgs, StackProbeRange, WaitStates};
 pub use cpu::{Core, UnknownCore};
 pub use error::Error;
 pub use functions::{Function, FunctionsFile};
+pub use memory::{CacheGeometry, FlashRegion, MemoryConfig};
 pub use results::{CALLS_KEPT, Call, Cycles, HEADER, OpenRegion, RegionStats, Results, Site, StackCost};

@@ -50,6 +50,14 @@ fn every_argument() -> PluginArgs {
         ],
         stack_probe: Some(StackProbeRange { lo: 0x2000_0000, hi: 0x2000_4000, skip: vec![(0x40, 0x60), (0x80, 0x90)] }),
         handlers: vec![0x100, 0x140],
+        params: vec![("branch-refill".into(), "2".into()), ("divide".into(), "9".into())],
+        memory: mcubench_wire::MemoryConfig {
+            flash: vec![mcubench_wire::FlashRegion { start: 0x0800_0000, end: 0x0810_0000, wait_states: 5, line: 16 }],
+            prefetch: true,
+            icache: Some(mcubench_wire::CacheGeometry { size: 1024, ways: 64, line: 16 }),
+            dcache: Some(mcubench_wire::CacheGeometry { size: 128, ways: 8, line: 16 }),
+            unified: true,
+        },
     }
 }
 
@@ -84,6 +92,8 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         wait_states: vec![WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 1 }],
         stack_probe: Some(StackProbeRange { lo: 0x2000_040c, hi: 0x2040_0000, skip: vec![(0x40, 0x56)] }),
         handlers: vec![0x428, 0x4c0, 0x4d8, 0x542],
+        params: Vec::new(),
+        memory: Default::default(),
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));
@@ -145,6 +155,12 @@ fn bad_arguments_are_refused_naming_the_key() {
         (out(&["core=cortex-m4", "stack=0:0x100000000"]), Some("stack"), "32 bits"),
         (out(&["core=cortex-m4", "handler=0x100000000"]), Some("handler"), "32 bits"),
         (out(&["core=cortex-m4", "stack_skip=0:4"]), Some("stack_skip"), "needs `stack=`"),
+        (out(&["param=divide:7"]), Some("param"), "needs `core=`"),
+        (out(&["core=cortex-m4", "param=divide"]), Some("param"), "`<name>:<value>`"),
+        (out(&["core=cortex-m4", "flash=0:0x100:5:12"]), Some("flash"), "not a power of two"),
+        (out(&["core=cortex-m4", "flash=0:0x100:5:16", "icache=1000:2:16"]), Some("icache"), "sets"),
+        (out(&["core=cortex-m4", "icache=1024:2:16"]), Some("flash"), "need a `flash=` region"),
+        (out(&["core=cortex-m4", "flash=0:0x100:5:16", "prefetch=maybe"]), Some("prefetch"), "`on` or `off`"),
         (
             out(&["enter=0x100", "enter_size=8", "exit=0x100", "exit_size=8", "regions=0x0", "regions_count=1"]),
             None,

@@ -52,5 +52,33 @@ pub fn run(a: BoardsArgs) -> Result<Exit, Error> {
             if b.is_user() { "  (scenario)" } else { "" }
         );
     }
+    println!("\nboard timing profiles (scenario `timing: <name>`; docs/src/guide/boards.md):");
+    for p in crate::config::timing::TimingProfile::all() {
+        let m = crate::config::timing::CycleModel::resolve(
+            Board::find(&p.boards[0]).expect("a profile's boards are built in"),
+            Some(p),
+            &Default::default(),
+        )
+        .expect("built-in profiles resolve on their boards");
+        let flash = match m.memory.flash.first() {
+            Some(f) => {
+                format!("flash {} WS/{} B{}", f.wait_states, f.line, if m.memory.prefetch { " +prefetch" } else { "" })
+            }
+            None => "no wait states".to_string(),
+        };
+        let cache = |key: &str, c: Option<mcubench_wire::CacheGeometry>| {
+            c.map(|c| format!(" {key} {} B {}-way", c.size, c.ways)).unwrap_or_default()
+        };
+        println!(
+            "{:<12} {:<11} {:>8}  {flash}{}{}  runs on: {}\n             {}",
+            p.name,
+            p.core.label(),
+            m.clock_hz.map(crate::config::timing::clock_text).unwrap_or_default(),
+            cache("icache", m.memory.icache),
+            cache("dcache", m.memory.dcache),
+            p.boards.join(", "),
+            p.part
+        );
+    }
     Ok(Exit::Pass)
 }

@@ -3,6 +3,7 @@
 
 pub mod args;
 mod boards;
+mod calibrate;
 mod diff;
 mod doctor;
 pub mod exit;
@@ -59,6 +60,9 @@ enum Command {
     /// GCC and Rust thumb targets; says what to install when something is missing (exit 1 if
     /// `run` cannot work).
     Doctor(doctor::DoctorArgs),
+    /// Fit the free parameters of a cycle model (a board timing profile) to cycles measured on a
+    /// board: prints the fitted profile as YAML, per-row residuals and the leave-one-out error.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Runs the parsed command line.
@@ -72,6 +76,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Profile(a) => profile::run(a),
         Command::Boards(a) => boards::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
     }
 }
 

@@ -15,6 +15,7 @@ use mcubench_wire::WaitStates;
 use crate::config::board::Board;
 pub use crate::config::regions::{RegionBytes, RegionSpec, Split};
 use crate::config::rules::ConsoleRules;
+use crate::config::timing::{CycleModel, ModelSettings, ProfileName};
 use crate::config::user_board::BoardEntry;
 pub use crate::config::units::{Bytes, Limit, Timeout};
 use crate::config::units::scalar_text;
@@ -215,6 +216,18 @@ pub struct Measure {
     pub wait_states: Vec<WaitStates>,
     /// Scenario `budgets.cycles`/`instructions` with the profile's overrides applied.
     pub region_budgets: RegionBudgets,
+    /// The cycle model of each board (by name): `timing:` and `model:` of the scenario with the
+    /// profile's `model:` on top, resolved for that board.
+    pub models: IndexMap<String, CycleModel>,
+}
+
+impl Measure {
+    /// The cycle model of `board`: the resolved one, or the board's core alone.
+    pub fn model_for(&self, board: &Board) -> CycleModel {
+        self.models.get(board.name).cloned().unwrap_or_else(|| {
+            CycleModel::resolve(board, None, &ModelSettings::default()).expect("a board runs its own core")
+        })
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -253,6 +266,8 @@ struct RawProfile {
     regressions: Regressions,
     /// Replaces the scenario's `wait-states` for this profile.
     wait_states: Option<Vec<RawWaitStates>>,
+    /// Overrides the scenario's `model:` for this profile, key by key.
+    model: Option<ModelSettings>,
 }
 
 fn opt_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -284,6 +299,11 @@ struct RawScenario {
     /// Wait states of the cycle model, per address range.
     #[serde(default, rename = "wait-states")]
     wait_states: Vec<RawWaitStates>,
+    /// A named board timing profile (`mcubench boards` lists them) for every board.
+    timing: Option<ProfileName>,
+    /// Cycle model parameters and memory system, on top of `timing`.
+    #[serde(default)]
+    model: ModelSettings,
     /// Record the lowest stack address written (per region and whole run) with store callbacks.
     #[serde(default, rename = "stack-probe")]
     stack_probe: bool,
@@ -482,8 +502,26 @@ impl Scenario {
 
         let (scenario_budgets, scenario_region_budgets) = raw.budgets.split();
         let scenario_wait_states = wait_states(&raw.wait_states, "wait-states").map_err(invalid)?;
-        let scenario_measure =
-            Measure { wait_states: scenario_wait_states.clone(), region_budgets: scenario_region_budgets.clone() };
+        let profile = raw.timing.as_ref().map(|p| p.0);
+        let resolve = |settings: &ModelSettings, at: &str, wait_states: &[WaitStates]| {
+            let mut models = IndexMap::new();
+            if (profile.is_some() || settings.flash.is_some()) && !wait_states.is_empty() {
+                return Err(invalid(format!(
+                    "{at}wait-states: give the flash timing once, in `timing:` or `model.flash`, not also as `wait-states`"
+                )));
+            }
+            for board in &boards {
+                let m = CycleModel::resolve(board, profile, settings)
+                    .map_err(|e| invalid(format!("{at}{e} (board `{}`)", board.name)))?;
+                models.insert(board.name.to_string(), m);
+            }
+            Ok(models)
+        };
+        let scenario_measure = Measure {
+            wait_states: scenario_wait_states.clone(),
+            region_budgets: scenario_region_budgets.clone(),
+            models: resolve(&raw.model, "", &scenario_wait_states)?,
+        };
         let mut measures = IndexMap::new();
         crate::config::regions::check(&raw.regions).map_err(invalid)?;
         let mut profiles = Vec::new();
@@ -514,7 +552,14 @@ impl Scenario {
                         None => scenario_wait_states.clone(),
                     };
                     let region_budgets = scenario_region_budgets.overridden_by(&region_budgets);
-                    measures.insert(name.clone(), Measure { wait_states, region_budgets });
+                    let models = match &p.model {
+                        Some(m) => resolve(&raw.model.overridden_by(m), &format!("profiles.{name}."), &wait_states)?,
+                        None if p.wait_states.is_some() => {
+                            resolve(&raw.model, &format!("profiles.{name}."), &wait_states)?
+                        }
+                        None => scenario_measure.models.clone(),
+                    };
+                    measures.insert(name.clone(), Measure { wait_states, region_budgets, models });
                 }
             }
             Firmware::Template { .. } => {
@@ -850,6 +895,50 @@ timeout: 20 s
     }
 
     #[test]
+    fn board_timing_profiles_and_model_keys() {
+        let dir = fixture_dir();
+        let base = "name: t\nfirmware: { cargo: fw }\nboards: [netduinoplus2, mps2-an386]\n";
+        let s = load(
+            &dir,
+            &format!(
+                "{base}timing: stm32f407\nmodel: {{ branch-refill: 2 }}\n\
+                 profiles:\n  speed: {{ opt-level: 3 }}\n  slow: {{ model: {{ clock: 24 MHz, icache: off }} }}\n"
+            ),
+        )
+        .unwrap();
+        let board = Board::find("netduinoplus2").unwrap();
+        let speed = s.measure("speed").model_for(board);
+        assert_eq!(speed.clock_hz, Some(168_000_000));
+        assert_eq!(speed.params.branch_refill, 2);
+        assert_eq!(speed.memory.flash[0].start, 0x0800_0000, "the profile's flash binds to the board's FLASH");
+        assert_eq!(speed.memory.flash[0].wait_states, 5);
+        assert_eq!(speed.effective()["timing"], "stm32f407");
+        let slow = s.measure("slow").model_for(board);
+        assert_eq!((slow.memory.flash[0].wait_states, slow.memory.icache), (0, None), "24 MHz: 0 WS from the table");
+        assert_eq!(s.measure("slow").model_for(Board::find("mps2-an386").unwrap()).memory.flash[0].start, 0);
+
+        // Bad input: the file, the key and (from the YAML layer) the line.
+        for (yaml, want) in [
+            ("model: { clock: 0 MHz }\n", "s.yaml:4:"),
+            ("model: { clock: 0 MHz }\n", "impossible"),
+            ("model: { flash: { wait-states: -1 } }\n", "cannot be negative"),
+            ("model: { flash: { wait-states: -1 } }\n", "model.flash: `wait-states`"),
+            ("model: { refill: 2 }\n", "unknown field `refill`"),
+            ("model: { branch-refill: 99 }\n", "must be 0 to 16"),
+            ("model: { icache: { size: 1000, ways: 2, line: 16 } }\n", "sets"),
+            ("timing: stm32f999\n", "unknown board timing profile `stm32f999`"),
+            ("timing: stm32h563\n", "Cortex-M33 part"),
+            ("model: { flash: { wait-states: 1 }, icache: { size: 8 MiB, ways: 2, line: 16 } }\n", "larger than"),
+            ("model: { icache: { size: 1 KiB, ways: 2, line: 16 } }\n", "give `model.flash` too"),
+            ("timing: stm32f407\nwait-states: [{ start: 0, end: 4 }]\n", "not also as `wait-states`"),
+            ("timing: stm32f407\nmodel: { clock: 200 MHz }\n", "at most 168 MHz"),
+        ] {
+            let err = load(&dir, &format!("{base}{yaml}")).unwrap_err();
+            assert!(err.contains(want) && err.contains("s.yaml"), "{yaml}: {err}");
+        }
+    }
+
+    #[test]
     fn regions_wait_states_stack_probe_and_region_budgets() {
         let dir = fixture_dir();
         let yaml = format!(
@@ -875,7 +964,8 @@ timeout: 20 s
         assert_eq!(s.profiles[0].budgets.flash, Some(Bytes(24 * 1024)), "byte budgets still apply");
         let plain = load(&dir, GOOD).unwrap();
         assert!(plain.regions.is_empty() && !plain.stack_probe);
-        assert_eq!(plain.measure("speed"), Measure::default());
+        let measure = plain.measure("speed");
+        assert_eq!(Measure { models: IndexMap::new(), ..measure }, Measure::default());
 
         let err = load(&dir, &format!("{GOOD}wait-states: [{{ start: 0x100, end: 0x100 }}]\n")).unwrap_err();
         assert!(err.contains("wait-states: range 0x100..0x100 is empty"), "{err}");

@@ -164,6 +164,30 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
         };
         let _ = writeln!(out, " {budget} |");
     }
+    // Every cell's cycle model with its effective parameters, and the estimate at its clock.
+    let models: Vec<&crate::report::CellReport> = report.cells.iter().filter(|c| c.cycle_model.is_some()).collect();
+    if !models.is_empty() {
+        out.push_str("\nEstimated cycles (model and its effective parameters):\n\n");
+        for c in models {
+            let total = match (c.cycles_total, c.time_total_us, c.clock_hz) {
+                (Some(n), Some(t), Some(hz)) => format!(
+                    "{n} est. cycles, {} at {}; ",
+                    crate::report::format_time(t),
+                    crate::config::timing::clock_text(hz)
+                ),
+                (Some(n), _, _) => format!("{n} est. cycles; "),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "- {} / {}: {total}{} ({})",
+                code(&c.board),
+                code(&c.profile),
+                cell(c.cycle_model.as_deref().unwrap_or_default()),
+                cell(&crate::report::params_text(c))
+            );
+        }
+    }
     out.push_str("\n</details>\n");
     out
 }

@@ -3,7 +3,6 @@
 //! records and the ELFs, so the same ELF and scenario give byte-identical reports: no host time,
 //! no absolute paths.
 
-
 use std::collections::BTreeMap;
 
 use mcubench_elf::MemoryReport;
@@ -70,6 +69,9 @@ pub struct KatReport {
     /// `cycles / bytes`, when both are known and `bytes` is not 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_per_byte: Option<f64>,
+    /// Estimated time in microseconds: `cycles` at the cell's `clock_hz` (absent without a clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<f64>,
 }
 
 /// The stack probe's whole-run result (`stack-probe: true`): store callbacks, not painting.
@@ -117,6 +119,14 @@ pub struct CellReport {
     pub qemu: Option<String>,
     /// The cycle model behind `cycles`, e.g. `cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS`.
     pub cycle_model: Option<String>,
+    /// Every effective parameter of that model by its scenario key (`core`, `branch-refill`,
+    /// `flash`, `icache`, `clock`, `timing`, ...), as text.
+    /// Sorted by key: a JSON object's order is not kept by every reader (`merge`, `diff`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cycle_params: BTreeMap<String, String>,
+    /// The core clock of the board timing profile or `model.clock`, Hz: times are cycles at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<u64>,
     pub kats: Vec<KatReport>,
     /// Whole-run stack high-water mark from the painted stack, bytes.
     pub stack_high_water: Option<u32>,
@@ -138,6 +148,9 @@ pub struct CellReport {
     /// Whole-run estimated cycles with `cycle_model`; absent without a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_total: Option<u64>,
+    /// `cycles_total` at `clock_hz`, microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_total_us: Option<f64>,
     /// The firmware's console: semihosting output that is not a protocol record, the semihosting
     /// console (SYS_WRITEC/SYS_WRITE0) and each UART, as separate non-empty streams.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -254,6 +267,8 @@ impl CellReport {
             instructions_per_tick: board.instructions_per_tick(),
             qemu: None,
             cycle_model: None,
+            cycle_params: BTreeMap::new(),
+            clock_hz: None,
             kats: Vec::new(),
             stack_high_water: None,
             heap_peak: None,
@@ -264,6 +279,7 @@ impl CellReport {
             regions: Vec::new(),
             instructions_total: None,
             cycles_total: None,
+            time_total_us: None,
             console: Vec::new(),
             metrics: BTreeMap::new(),
             annotations_ignored: Vec::new(),
@@ -282,8 +298,36 @@ impl CellReport {
         self.budgets.iter().all(|b| b.status == BudgetStatus::Ok)
     }
 
+    /// `cycles` at the cell's clock, in microseconds (`None` without a clock).
+    pub fn time_us(&self, cycles: Option<u64>) -> Option<f64> {
+        time_us(cycles, self.clock_hz)
+    }
+
     pub fn kats_passed(&self) -> usize {
         self.kats.iter().filter(|k| k.result == KatResult::Pass).count()
+    }
+}
+
+/// `cycles` at `clock_hz`, in microseconds.
+pub fn time_us(cycles: Option<u64>, clock_hz: Option<u64>) -> Option<f64> {
+    Some(cycles? as f64 * 1e6 / clock_hz.filter(|&h| h > 0)? as f64)
+}
+
+/// The effective cycle model parameters of a cell on one line: `core=cortex-m4f, clock=168 MHz, ...`.
+pub fn params_text(c: &CellReport) -> String {
+    c.cycle_params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+}
+
+/// A time in microseconds as people write it: `812 ns`, `75.6 µs`, `12.3 ms`, `1.20 s`.
+pub fn format_time(us: f64) -> String {
+    if us < 1.0 {
+        format!("{:.0} ns", us * 1e3)
+    } else if us < 1e3 {
+        format!("{us:.1} µs")
+    } else if us < 1e6 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
     }
 }
 

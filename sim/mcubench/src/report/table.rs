@@ -337,18 +337,31 @@ impl RunReport {
             return out;
         }
         let _ = writeln!(out, "\nest. cycles (model) per KAT operation, same span as the exact instruction count");
-        let mut models: Vec<(String, &str)> = Vec::new();
+        let mut models: Vec<(String, &str, String)> = Vec::new();
         for c in &self.cells {
-            if let Some(m) = &c.cycle_model
-                && !models.iter().any(|(b, mm)| b == &c.board && *mm == m.as_str())
-            {
-                models.push((c.board.clone(), m));
+            if let Some(m) = &c.cycle_model {
+                let params = super::params_text(c);
+                if !models.iter().any(|(b, mm, p)| b == &c.board && *mm == m.as_str() && *p == params) {
+                    models.push((c.board.clone(), m, params));
+                }
             }
         }
-        for (board, model) in models {
+        for (board, model, params) in models {
             let _ = writeln!(out, "  {board}: {model}");
+            if !params.is_empty() {
+                let _ = writeln!(out, "    parameters: {params}");
+            }
         }
         out.push_str(&self.kat_matrix(ids, |k| k.cycles.map(|n| n.to_string())));
+        if self.cells.iter().any(|c| c.clock_hz.is_some()) {
+            let _ = writeln!(out, "\nest. time per KAT operation at each cell's clock (est. cycles / clock)");
+            for c in self.cells.iter().filter(|c| c.clock_hz.is_some()) {
+                let clock = crate::config::timing::clock_text(c.clock_hz.unwrap_or(0));
+                let total = c.time_total_us.map_or(String::new(), |t| format!(", whole run {}", super::format_time(t)));
+                let _ = writeln!(out, "  {}/{}: {clock}{total}", c.board, c.profile);
+            }
+            out.push_str(&self.kat_matrix(ids, |k| k.time_us.map(super::format_time)));
+        }
         out
     }
 

@@ -1,0 +1,722 @@
+//! `mcubench calibrate`: fits the free parameters of a cycle model (a board timing profile, or
+//! a core alone) to cycles measured on a real board, so that a team with one board can keep
+//! every later pull request board-free.
+//!
+//! Input: rows of measured cycles (a YAML or CSV file; format in
+//! `docs/src/reference/calibrate.md`), each naming what ran (a scenario cell, or an ELF on a
+//! board), what was measured (a KAT operation or a function region) and the cycles read from
+//! DWT CYCCNT on the board. Each distinct cell runs under QEMU once per candidate parameter set
+//! (memoized), exactly as `mcubench run` would run it with that model.
+//!
+//! The fit: least squares over the rows' relative errors over integer grids: every point when
+//! the grid is small (at most 256 points), else coordinate descent (each free parameter swept
+//! in turn, coarse then fine, until no sweep improves); strict improvement only, grids
+//! ascending, so it is deterministic. Leave-one-out: each row is
+//! predicted by a fit to the other rows. Few free parameters on purpose (see [`Free`]); fewer
+//! rows than free parameters is refused.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::config::board::Board;
+use crate::config::regions::RegionSpec;
+use crate::config::scenario::Scenario;
+use crate::config::timing::{CycleModel, FlashSettings, ModelSettings, ProfileName, TimingProfile};
+use crate::judge::verdict::Outcome;
+use crate::{Error, RunOptions, run_scenario};
+
+/// The parameters calibration may fit. Chosen because each has a physical meaning a board
+/// measurement pins down and a small integer range: the taken-branch refill P (the TRM's "1 to
+/// 3"), the effective flash wait states (what the flash costs once buffers and caches are
+/// accounted for), and the divide estimate (SDIV/UDIV 2-12, operand-dependent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Free {
+    BranchRefill,
+    FlashWaitStates,
+    Divide,
+}
+
+impl Free {
+    pub const ALL: [Free; 3] = [Free::BranchRefill, Free::FlashWaitStates, Free::Divide];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Free::BranchRefill => "branch-refill",
+            Free::FlashWaitStates => "flash.wait-states",
+            Free::Divide => "divide",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Free, String> {
+        Free::ALL.into_iter().find(|f| f.name() == name.trim()).ok_or_else(|| {
+            format!("`{name}` cannot be fitted; free parameters are {}", Free::ALL.map(Free::name).join(", "))
+        })
+    }
+
+    /// The value in a resolved model.
+    fn value(self, m: &CycleModel) -> Option<u32> {
+        match self {
+            Free::BranchRefill => Some(m.params.branch_refill),
+            Free::Divide => Some(m.params.divide),
+            Free::FlashWaitStates => m.memory.flash.first().map(|f| f.wait_states),
+        }
+    }
+
+    /// The values searched, given the base value.
+    fn range(self, base: u32) -> (u32, u32) {
+        match self {
+            Free::BranchRefill => (0, 3),
+            Free::Divide => (2, 12),
+            Free::FlashWaitStates => (0, (2 * base + 4).max(8)),
+        }
+    }
+
+    fn apply(self, s: &mut ModelSettings, v: u32) {
+        match self {
+            Free::BranchRefill => {
+                s.params.insert("branch-refill".into(), v.to_string());
+            }
+            Free::Divide => {
+                s.params.insert("divide".into(), v.to_string());
+            }
+            Free::FlashWaitStates => {
+                let f = s.flash.get_or_insert_with(FlashSettings::default);
+                f.wait_states = Some(v);
+            }
+        }
+    }
+}
+
+/// What runs: a cell of a scenario file, or an ELF on a board.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    Scenario(PathBuf),
+    Elf(PathBuf),
+}
+
+/// What was measured in that run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Measured {
+    /// A KAT operation by id (between its region markers).
+    Kat(String),
+    /// A function region by name: cycles per call (the mean over its calls).
+    Region(String),
+}
+
+/// One measured row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Where it was written: `file:line` (CSV) or `file: rows[i]` (YAML).
+    pub at: String,
+    pub source: Source,
+    pub board: String,
+    /// The scenario's build profile (cell); `None`: the scenario's only one.
+    pub profile: Option<String>,
+    pub measured: Measured,
+    /// Cycles read on the board (DWT CYCCNT).
+    pub cycles: u64,
+}
+
+impl Row {
+    fn label(&self) -> String {
+        let what = match &self.measured {
+            Measured::Kat(k) => format!("kat {k}"),
+            Measured::Region(r) => format!("region {r}"),
+        };
+        let source = match &self.source {
+            Source::Scenario(p) | Source::Elf(p) => p.file_name().map_or(String::new(), |n| n.to_string_lossy().into()),
+        };
+        match &self.profile {
+            Some(p) => format!("{source} {}/{p} {what}", self.board),
+            None => format!("{source} {} {what}", self.board),
+        }
+    }
+}
+
+/// A calibration: the base model, what is free, the rows.
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    pub file: PathBuf,
+    pub timing: Option<&'static TimingProfile>,
+    /// Fixed settings on top of the profile.
+    pub model: ModelSettings,
+    pub free: Vec<Free>,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCalibration {
+    timing: Option<ProfileName>,
+    #[serde(default)]
+    model: ModelSettings,
+    #[serde(default)]
+    free: Vec<String>,
+    rows: Vec<RawRow>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    scenario: Option<PathBuf>,
+    elf: Option<PathBuf>,
+    board: String,
+    profile: Option<String>,
+    kat: Option<String>,
+    region: Option<String>,
+    cycles: u64,
+}
+
+/// The header a CSV file starts with.
+pub const CSV_HEADER: &str = "source,board,profile,measure,cycles";
+
+impl Calibration {
+    /// Reads a calibration file: YAML (`.yaml`, `.yml`) or CSV (anything else). Relative paths
+    /// are relative to the file's directory. `timing` and `free` (command-line flags) replace
+    /// the file's.
+    pub fn load(path: &Path, timing: Option<&str>, free: Option<&[String]>) -> Result<Calibration, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Input(format!("{}: cannot read the calibration file: {e}", path.display())))?;
+        let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        let mut c = if yaml { Self::from_yaml(path, &text)? } else { Self::from_csv(path, &text)? };
+        if let Some(name) = timing {
+            c.timing = Some(TimingProfile::find(name).ok_or_else(|| {
+                Error::Input(format!(
+                    "--timing {name}: no such board timing profile; known: {}",
+                    TimingProfile::names().join(", ")
+                ))
+            })?);
+        }
+        if let Some(free) = free {
+            c.free = free.iter().map(|f| Free::parse(f)).collect::<Result<_, _>>().map_err(Error::Input)?;
+        }
+        if c.free.is_empty() {
+            c.free = vec![Free::BranchRefill];
+            if c.timing.is_some_and(|t| t.model.flash.is_some()) || c.model.flash.is_some() {
+                c.free.push(Free::FlashWaitStates);
+            }
+        }
+        c.check()?;
+        Ok(c)
+    }
+
+    fn base(path: &Path) -> PathBuf {
+        path.parent().unwrap_or(Path::new(".")).to_path_buf()
+    }
+
+    pub fn from_yaml(path: &Path, text: &str) -> Result<Calibration, Error> {
+        let raw: RawCalibration =
+            serde_yaml_ng::from_str(text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        let base = Self::base(path);
+        let mut rows = Vec::new();
+        for (i, r) in raw.rows.into_iter().enumerate() {
+            let at = format!("{}: rows[{i}]", path.display());
+            let source = match (r.scenario, r.elf) {
+                (Some(s), None) => Source::Scenario(base.join(s)),
+                (None, Some(e)) => Source::Elf(base.join(e)),
+                _ => return Err(Error::Input(format!("{at}: give exactly one of `scenario` or `elf`"))),
+            };
+            let measured = match (r.kat, r.region) {
+                (Some(k), None) => Measured::Kat(k),
+                (None, Some(f)) => Measured::Region(f),
+                _ => return Err(Error::Input(format!("{at}: give exactly one of `kat` or `region`"))),
+            };
+            rows.push(Row { at, source, board: r.board, profile: r.profile, measured, cycles: r.cycles });
+        }
+        let free = raw
+            .free
+            .iter()
+            .map(|f| Free::parse(f))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Input(format!("{}: free: {e}", path.display())))?;
+        Ok(Calibration { file: path.to_owned(), timing: raw.timing.map(|p| p.0), model: raw.model, free, rows })
+    }
+
+    /// CSV: the header [`CSV_HEADER`], then one row per line: a scenario file (`.yaml`/`.yml`)
+    /// or an ELF, the board, the build profile (empty: the only one), `kat:<id>` or
+    /// `region:<function>`, the cycles. `#` starts a comment line; no quoting (no commas in
+    /// fields).
+    pub fn from_csv(path: &Path, text: &str) -> Result<Calibration, Error> {
+        let base = Self::base(path);
+        let mut rows = Vec::new();
+        let mut header = false;
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{}:{}", path.display(), n + 1);
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if !header {
+                if line.replace(' ', "") != CSV_HEADER {
+                    return Err(Error::Input(format!("{at}: the first line must be the header `{CSV_HEADER}`")));
+                }
+                header = true;
+                continue;
+            }
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            if f.len() != 5 {
+                return Err(Error::Input(format!("{at}: {} fields, the header has 5 ({CSV_HEADER})", f.len())));
+            }
+            let source = if f[0].ends_with(".yaml") || f[0].ends_with(".yml") {
+                Source::Scenario(base.join(f[0]))
+            } else {
+                Source::Elf(base.join(f[0]))
+            };
+            let measured = match f[3].split_once(':') {
+                Some(("kat", id)) if !id.is_empty() => Measured::Kat(id.to_string()),
+                Some(("region", name)) if !name.is_empty() => Measured::Region(name.to_string()),
+                _ => {
+                    return Err(Error::Input(format!(
+                        "{at}: measure `{}` is not `kat:<id>` or `region:<function>`",
+                        f[3]
+                    )));
+                }
+            };
+            let cycles =
+                f[4].parse().map_err(|_| Error::Input(format!("{at}: cycles `{}` is not a whole number", f[4])))?;
+            rows.push(Row {
+                at,
+                source,
+                board: f[1].to_string(),
+                profile: (!f[2].is_empty()).then(|| f[2].to_string()),
+                measured,
+                cycles,
+            });
+        }
+        if !header {
+            return Err(Error::Input(format!("{}: empty; the first line must be `{CSV_HEADER}`", path.display())));
+        }
+        Ok(Calibration { file: path.to_owned(), timing: None, model: ModelSettings::default(), free: Vec::new(), rows })
+    }
+
+    /// Refuses what cannot be fitted: fewer rows than free parameters, zero cycles, a free
+    /// parameter twice.
+    fn check(&self) -> Result<(), Error> {
+        let file = self.file.display();
+        for (i, f) in self.free.iter().enumerate() {
+            if self.free[..i].contains(f) {
+                return Err(Error::Input(format!("{file}: free: `{}` listed twice", f.name())));
+            }
+        }
+        if self.rows.len() < self.free.len() {
+            return Err(Error::Input(format!(
+                "{file}: {} measured row(s) cannot fit {} free parameter(s) ({}); give at least {} rows (one more for a \
+                 leave-one-out error), or fewer free parameters",
+                self.rows.len(),
+                self.free.len(),
+                self.free.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+                self.free.len()
+            )));
+        }
+        if let Some(r) = self.rows.iter().find(|r| r.cycles == 0) {
+            return Err(Error::Input(format!("{}: 0 measured cycles; give the DWT CYCCNT difference", r.at)));
+        }
+        Ok(())
+    }
+}
+
+/// The cell a row runs in.
+type CellKey = (Source, String, Option<String>);
+
+/// A row with its base, fitted and leave-one-out estimates.
+pub type FittedRow = (Row, u64, u64, Option<u64>);
+
+/// The result of a calibration.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    pub free: Vec<Free>,
+    pub base_values: Vec<u32>,
+    pub values: Vec<u32>,
+    /// Per row: measured, base estimate, fitted estimate, leave-one-out estimate (`None` with
+    /// as many rows as free parameters).
+    pub rows: Vec<FittedRow>,
+    /// Paste-ready YAML: `timing:` and `model:`.
+    pub profile_yaml: String,
+    /// Distinct parameter sets run.
+    pub evaluations: usize,
+}
+
+fn percent(est: u64, measured: u64) -> f64 {
+    100.0 * (est as f64 - measured as f64) / measured as f64
+}
+
+fn median_max(mut v: Vec<f64>) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    let median = if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 };
+    (median, v[v.len() - 1])
+}
+
+impl Fitted {
+    /// The report `mcubench calibrate` prints.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let names: Vec<&str> = self.free.iter().map(|f| f.name()).collect();
+        let pairs = |v: &[u32]| names.iter().zip(v).map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(
+            out,
+            "calibrated {} free parameter(s) ({}) on {} measured row(s), {} parameter sets run",
+            self.free.len(),
+            names.join(", "),
+            self.rows.len(),
+            self.evaluations
+        );
+        let _ = writeln!(out, "base:   {}", pairs(&self.base_values));
+        let _ = writeln!(out, "fitted: {}\n", pairs(&self.values));
+        let _ = writeln!(out, "fitted profile (paste into the scenario):\n");
+        out.push_str(&self.profile_yaml);
+        let mut table = vec![
+            ["row", "measured", "base est.", "err", "fitted est.", "err", "LOO est.", "LOO err"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for (row, base, fit, loo) in &self.rows {
+            table.push(vec![
+                row.label(),
+                row.cycles.to_string(),
+                base.to_string(),
+                format!("{:+.2} %", percent(*base, row.cycles)),
+                fit.to_string(),
+                format!("{:+.2} %", percent(*fit, row.cycles)),
+                loo.map_or("-".into(), |l| l.to_string()),
+                loo.map_or("-".into(), |l| format!("{:+.2} %", percent(l, row.cycles))),
+            ]);
+        }
+        let _ = writeln!(out, "\nper-row residuals (estimate - measured) / measured:");
+        out.push_str(&crate::report::render(&table, 1));
+        let abs = |f: &dyn Fn(&FittedRow) -> Option<u64>| -> Vec<f64> {
+            self.rows.iter().filter_map(|r| f(r).map(|e| percent(e, r.0.cycles).abs())).collect()
+        };
+        let (bm, bx) = median_max(abs(&|r| Some(r.1)));
+        let (fm, fx) = median_max(abs(&|r| Some(r.2)));
+        let _ = writeln!(out, "\n|error| base:   median {bm:.2} %, max {bx:.2} %");
+        let _ = writeln!(out, "|error| fitted: median {fm:.2} %, max {fx:.2} %");
+        if self.rows.iter().all(|r| r.3.is_some()) {
+            let (lm, lx) = median_max(abs(&|r| r.3));
+            let _ = writeln!(out, "|error| leave-one-out: median {lm:.2} %, max {lx:.2} %");
+        } else {
+            let _ =
+                writeln!(out, "leave-one-out: needs {} rows (one more than the free parameters)", self.free.len() + 1);
+        }
+        out
+    }
+}
+
+/// Runs rows under QEMU with candidate parameters, remembering every estimate.
+struct Evaluator<'a> {
+    c: &'a Calibration,
+    cells: BTreeMap<CellKey, (Scenario, &'static Board, String)>,
+    memo: BTreeMap<Vec<u32>, Vec<u64>>,
+    options: RunOptions,
+}
+
+impl<'a> Evaluator<'a> {
+    fn new(c: &'a Calibration, options: RunOptions) -> Result<Evaluator<'a>, Error> {
+        let mut cells: BTreeMap<CellKey, (Scenario, &'static Board, String)> = BTreeMap::new();
+        for row in &c.rows {
+            let key = (row.source.clone(), row.board.clone(), row.profile.clone());
+            if !cells.contains_key(&key) {
+                let (mut scenario, board, profile) = cell_scenario(c, row)?;
+                scenario.boards.retain(|b| b.name == board.name);
+                scenario.profiles.retain(|p| p.name == profile);
+                cells.insert(key.clone(), (scenario, board, profile));
+            }
+            if let Measured::Region(name) = &row.measured {
+                let cell = cells.get_mut(&key).expect("inserted above");
+                if !cell.0.regions.iter().any(|r| &r.name == name) {
+                    cell.0.regions.push(RegionSpec::named(name));
+                }
+            }
+        }
+        Ok(Evaluator { c, cells, memo: BTreeMap::new(), options })
+    }
+
+    fn settings(&self, values: &[u32]) -> ModelSettings {
+        let mut s = self.c.model.clone();
+        for (f, v) in self.c.free.iter().zip(values) {
+            f.apply(&mut s, *v);
+        }
+        s
+    }
+
+    /// Every row's estimate with the free parameters at `values`.
+    fn estimates(&mut self, values: &[u32]) -> Result<Vec<u64>, Error> {
+        if let Some(e) = self.memo.get(values) {
+            return Ok(e.clone());
+        }
+        let settings = self.settings(values);
+        let mut by_cell = BTreeMap::new();
+        for (key, (scenario, board, profile)) in &mut self.cells {
+            let model = CycleModel::resolve(board, self.c.timing, &settings)
+                .map_err(|e| Error::Input(format!("{}: {e}", self.c.file.display())))?;
+            if let Some(m) = scenario.measures.get_mut(profile.as_str()) {
+                m.models.insert(board.name.to_string(), model);
+                m.wait_states.clear();
+            }
+            let report = run_scenario(scenario, &self.options);
+            let cell = report.cells.into_iter().next().ok_or_else(|| Error::Run("a cell did not run".into()))?;
+            if cell.verdict.outcome != Outcome::Pass {
+                return Err(Error::Run(format!(
+                    "{} on {} did not pass ({}: {}); calibrate only from runs that pass",
+                    scenario.source.display(),
+                    board.name,
+                    cell.verdict.outcome.label(),
+                    cell.verdict.message
+                )));
+            }
+            by_cell.insert(key.clone(), cell);
+        }
+        let mut out = Vec::new();
+        for row in &self.c.rows {
+            let cell = &by_cell[&(row.source.clone(), row.board.clone(), row.profile.clone())];
+            let est = match &row.measured {
+                Measured::Kat(id) => cell
+                    .kats
+                    .iter()
+                    .find(|k| &k.id == id)
+                    .map(|k| k.cycles)
+                    .ok_or_else(|| Error::Input(format!("{}: the run has no KAT `{id}`", row.at)))?,
+                Measured::Region(name) => {
+                    let r =
+                        cell.regions.iter().find(|r| &r.name == name).ok_or_else(|| {
+                            Error::Input(format!("{}: the run has no function region `{name}`", row.at))
+                        })?;
+                    if r.calls == 0 {
+                        return Err(Error::Input(format!("{}: `{name}` was never called in the run", row.at)));
+                    }
+                    r.cycles.map(|c| c.total / r.calls)
+                }
+            };
+            out.push(est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))?);
+        }
+        self.memo.insert(values.to_vec(), out.clone());
+        Ok(out)
+    }
+
+    /// Sum of squared relative errors over `rows`.
+    fn cost(&mut self, values: &[u32], rows: &[usize]) -> Result<f64, Error> {
+        let est = self.estimates(values)?;
+        Ok(rows
+            .iter()
+            .map(|&i| {
+                let m = self.c.rows[i].cycles as f64;
+                ((est[i] as f64 - m) / m).powi(2)
+            })
+            .sum())
+    }
+
+    /// The best point over `rows`: every point of the grid when it has at most
+    /// [`EXHAUSTIVE`] points (parameters trade off against each other, so coordinate descent can
+    /// stop in a local minimum), else coordinate descent from `start`. Ties keep the first point
+    /// in grid order: deterministic.
+    fn fit(&mut self, start: &[u32], rows: &[usize]) -> Result<Vec<u32>, Error> {
+        let ranges: Vec<(u32, u32)> = self.c.free.iter().zip(start).map(|(f, &b)| f.range(b)).collect();
+        let points: u64 = ranges.iter().map(|&(lo, hi)| u64::from(hi - lo + 1)).product();
+        if points <= EXHAUSTIVE {
+            let mut best: Option<(f64, Vec<u32>)> = None;
+            let mut point: Vec<u32> = ranges.iter().map(|r| r.0).collect();
+            loop {
+                let c = self.cost(&point, rows)?;
+                if best.as_ref().is_none_or(|(b, _)| c < *b - 1e-15) {
+                    best = Some((c, point.clone()));
+                }
+                // The next point, odometer order.
+                let mut i = 0;
+                while i < point.len() {
+                    if point[i] < ranges[i].1 {
+                        point[i] += 1;
+                        break;
+                    }
+                    point[i] = ranges[i].0;
+                    i += 1;
+                }
+                if i == point.len() {
+                    break;
+                }
+            }
+            return Ok(best.map(|(_, p)| p).unwrap_or_else(|| start.to_vec()));
+        }
+        let mut best = start.to_vec();
+        let mut best_cost = self.cost(&best, rows)?;
+        for _ in 0..20 {
+            let mut improved = false;
+            for p in 0..best.len() {
+                let (lo, hi) = self.c.free[p].range(start[p]);
+                // Coarse sweep, then the neighbours of the best value one by one.
+                let step = ((hi - lo) / 12).max(1);
+                let mut candidates: Vec<u32> = (lo..=hi).step_by(step as usize).collect();
+                let centre = best[p];
+                candidates.extend(centre.saturating_sub(step).max(lo)..=(centre + step).min(hi));
+                for v in candidates {
+                    let mut cand = best.clone();
+                    cand[p] = v;
+                    let c = self.cost(&cand, rows)?;
+                    if c < best_cost - 1e-15 {
+                        best = cand;
+                        best_cost = c;
+                        improved = true;
+                    }
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+        Ok(best)
+    }
+}
+
+/// Grids of at most this many points are searched exhaustively.
+const EXHAUSTIVE: u64 = 256;
+
+/// The scenario, board and build profile a row runs in.
+fn cell_scenario(c: &Calibration, row: &Row) -> Result<(Scenario, &'static Board, String), Error> {
+    let (scenario, board) = match &row.source {
+        Source::Scenario(path) => {
+            let s = Scenario::load(path).map_err(|e| Error::Input(format!("{}: {e}", row.at)))?;
+            let board = s
+                .boards
+                .iter()
+                .copied()
+                .find(|b| b.name == row.board)
+                .ok_or_else(|| Error::Input(format!("{}: the scenario has no board `{}`", row.at, row.board)))?;
+            (s, board)
+        }
+        Source::Elf(path) => {
+            let board = Board::find(&row.board).ok_or_else(|| {
+                Error::Input(format!("{}: unknown board `{}`; known: {}", row.at, row.board, Board::names().join(", ")))
+            })?;
+            let path = path.canonicalize().map_err(|e| Error::Input(format!("{}: {}: {e}", row.at, path.display())))?;
+            // A path is a YAML double-quoted string once escaped as JSON.
+            let elf = serde_json::to_string(&path.to_string_lossy()).expect("a string serializes");
+            let yaml = format!("name: calibrate\nfirmware: {{ elf: {elf} }}\nboards: [{}]\n", board.name);
+            let s = Scenario::from_yaml(&c.file, &yaml).map_err(|e| Error::Input(format!("{}: {e}", row.at)))?;
+            (s, board)
+        }
+    };
+    let profile = match &row.profile {
+        Some(p) if scenario.profiles.iter().any(|q| &q.name == p) => p.clone(),
+        Some(p) => return Err(Error::Input(format!("{}: the scenario has no profile `{p}`", row.at))),
+        None if scenario.profiles.len() == 1 => scenario.profiles[0].name.clone(),
+        None => {
+            return Err(Error::Input(format!(
+                "{}: the scenario has several profiles; name one ({})",
+                row.at,
+                scenario.profiles.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    };
+    Ok((scenario, board, profile))
+}
+
+/// Fits `c`'s free parameters; runs QEMU as `options` say.
+pub fn calibrate(c: &Calibration, options: RunOptions) -> Result<Fitted, Error> {
+    let mut ev = Evaluator::new(c, options)?;
+    // The base values: the model every cell resolves to before fitting.
+    let (_, board, _) = ev.cells.values().next().ok_or_else(|| Error::Input("no rows".into()))?;
+    let base_model = CycleModel::resolve(board, c.timing, &c.model)
+        .map_err(|e| Error::Input(format!("{}: {e}", c.file.display())))?;
+    let base: Vec<u32> = c
+        .free
+        .iter()
+        .map(|f| {
+            f.value(&base_model).ok_or_else(|| {
+                Error::Input(format!(
+                    "{}: `{}` is free but the model has no flash; give `timing:` or `model.flash`",
+                    c.file.display(),
+                    f.name()
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let all: Vec<usize> = (0..c.rows.len()).collect();
+    let values = ev.fit(&base, &all)?;
+    let base_est = ev.estimates(&base)?;
+    let fit_est = ev.estimates(&values)?;
+    let mut loo = vec![None; c.rows.len()];
+    if c.rows.len() > c.free.len() {
+        for (i, slot) in loo.iter_mut().enumerate() {
+            let others: Vec<usize> = all.iter().copied().filter(|&j| j != i).collect();
+            let v = ev.fit(&base, &others)?;
+            *slot = Some(ev.estimates(&v)?[i]);
+        }
+    }
+    let mut fitted_model = c.model.clone();
+    for (f, v) in c.free.iter().zip(&values) {
+        f.apply(&mut fitted_model, *v);
+    }
+    let mut profile_yaml = String::new();
+    if let Some(t) = c.timing {
+        let _ = writeln!(profile_yaml, "timing: {}", t.name);
+    }
+    profile_yaml.push_str("model:\n");
+    profile_yaml.push_str(&fitted_model.to_yaml(2));
+    let rows = c.rows.iter().enumerate().map(|(i, r)| (r.clone(), base_est[i], fit_est[i], loo[i])).collect();
+    Ok(Fitted { free: c.free.clone(), base_values: base, values, rows, profile_yaml, evaluations: ev.memo.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn csv(text: &str) -> Result<Calibration, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        std::fs::write(&path, text).unwrap();
+        Calibration::load(&path, Some("stm32f407"), None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn csv_rows_parse_and_bad_input_names_the_line() {
+        let c = csv("# measured on a Discovery board\nsource,board,profile,measure,cycles\napp.elf,mps2-an386,,kat:crc32/a,1200\ns.yaml,mps2-an386,speed,region:crc32,900\n").unwrap();
+        assert_eq!(c.rows.len(), 2);
+        assert_eq!(c.free, [Free::BranchRefill, Free::FlashWaitStates], "the default free parameters");
+        assert_eq!(c.rows[1].measured, Measured::Region("crc32".into()));
+        assert!(matches!(c.rows[1].source, Source::Scenario(_)));
+        assert_eq!(c.rows[0].profile, None);
+        for (text, want) in [
+            ("elf,board,cycles\n", "rows.csv:1: the first line must be the header"),
+            ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,kat:x\n", "rows.csv:2: 4 fields"),
+            ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,crc32,5\n", "rows.csv:2: measure `crc32`"),
+            ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,kat:x,-5\n", "rows.csv:2: cycles `-5`"),
+            (
+                "source,board,profile,measure,cycles\napp.elf,mps2-an386,,kat:x,0\napp.elf,mps2-an386,,kat:y,9\n",
+                "rows.csv:2: 0 measured cycles",
+            ),
+        ] {
+            let e = csv(text).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn fewer_rows_than_free_parameters_is_refused_with_the_count_needed() {
+        let e = csv("source,board,profile,measure,cycles\napp.elf,mps2-an386,,kat:x,100\n").unwrap_err();
+        assert!(e.contains("1 measured row(s) cannot fit 2 free parameter(s)") && e.contains("at least 2 rows"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, "free: [branch-refill, clock]\nrows: []\n").unwrap();
+        let e = Calibration::load(&path, None, None).unwrap_err().to_string();
+        assert!(e.contains("`clock` cannot be fitted"), "{e}");
+        std::fs::write(&path, "rows: [{ elf: a.elf, board: mps2-an386, kat: x, cycles: 5, extra: 1 }]\n").unwrap();
+        let e = Calibration::load(&path, None, None).unwrap_err().to_string();
+        assert!(e.contains("unknown field `extra`") && e.contains("c.yaml"), "{e}");
+        std::fs::write(&path, "rows: [{ elf: a.elf, scenario: s.yaml, board: mps2-an386, kat: x, cycles: 5 }]\n")
+            .unwrap();
+        let e = Calibration::load(&path, None, None).unwrap_err().to_string();
+        assert!(e.contains("rows[0]: give exactly one of `scenario` or `elf`"), "{e}");
+    }
+
+    #[test]
+    fn medians_and_percentages() {
+        assert_eq!(median_max(vec![3.0, 1.0, 2.0]), (2.0, 3.0));
+        assert_eq!(median_max(vec![4.0, 1.0, 2.0, 3.0]), (2.5, 4.0));
+        assert!((percent(102, 100) - 2.0).abs() < 1e-12);
+    }
+}

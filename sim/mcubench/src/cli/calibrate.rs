@@ -1,0 +1,39 @@
+//! `mcubench calibrate`: fit a board timing profile's free parameters to cycles measured on a
+//! board (the library's [`crate::calibrate`] does the work; format: docs/src/reference/calibrate.md).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{Error, Exit};
+use crate::RunOptions;
+use crate::calibrate::{Calibration, calibrate};
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// The measured rows: a YAML file (`.yaml`/`.yml`: `timing`, `model`, `free`, `rows`) or a
+    /// CSV file (header `source,board,profile,measure,cycles`).
+    #[arg(value_name = "ROWS")]
+    rows: PathBuf,
+    /// The board timing profile to fit (replaces the file's `timing:`).
+    #[arg(long, value_name = "PROFILE")]
+    timing: Option<String>,
+    /// The parameters to fit, comma-separated: branch-refill, flash.wait-states, divide (default:
+    /// branch-refill, plus flash.wait-states when the model has flash).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    free: Option<Vec<String>>,
+    /// QEMU processes at once.
+    #[arg(long, short, value_name = "N")]
+    jobs: Option<usize>,
+}
+
+pub fn run(a: CalibrateArgs) -> Result<Exit, Error> {
+    let c = Calibration::load(&a.rows, a.timing.as_deref(), a.free.as_deref())?;
+    let mut options = RunOptions::default();
+    if let Some(j) = a.jobs {
+        options.jobs = j.max(1);
+    }
+    let fitted = calibrate(&c, options)?;
+    print!("{}", fitted.render());
+    Ok(Exit::Pass)
+}

@@ -1,0 +1,60 @@
+//! `mcubench calibrate` end to end: "measured" rows are generated under QEMU from a known
+//! parameter set of the STM32F407 profile (branch-refill 2, flash wait states 3) for real C
+//! firmware (the CRC-32 KATs, bitwise and table-driven: loops, flash table loads), written as a
+//! CSV file, and calibrating the profile from them recovers that set exactly, prints the fitted
+//! profile as YAML and the leave-one-out error. Bad input exits 2 naming the file.
+
+// Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
+#![cfg(feature = "full")]
+
+mod common;
+
+/// KAT cycles of `elf` on mps2-an386 with the STM32F407 profile and `model`.
+fn measured(elf: &str, model: &str) -> Vec<(String, u64)> {
+    let yaml = format!(
+        "name: t\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\ntiming: stm32f407\nmodel: {model}\n",
+        common::c_firmware(elf).display()
+    );
+    let cell = common::only_cell(common::run(&common::scenario(&yaml)));
+    cell.kats.iter().map(|k| (k.id.clone(), k.cycles.unwrap())).collect()
+}
+
+#[test]
+fn calibrate_recovers_the_parameters_the_rows_were_made_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from(
+        "# generated: stm32f407 with branch-refill 2, flash wait-states 3\nsource,board,profile,measure,cycles\n",
+    );
+    for elf in ["kat-crc32-table", "kat-crc32"] {
+        let path = dir.path().join(format!("{elf}.elf"));
+        std::fs::copy(common::c_firmware(elf), &path).unwrap();
+        for (id, cycles) in measured(elf, "{ branch-refill: 2, flash: { wait-states: 3 } }") {
+            csv.push_str(&format!("{elf}.elf,mps2-an386,,kat:{id},{cycles}\n"));
+        }
+    }
+    let rows = dir.path().join("rows.csv");
+    std::fs::write(&rows, &csv).unwrap();
+    let out =
+        common::mcubench().args(["calibrate", "--timing", "stm32f407", "--jobs", "2"]).arg(&rows).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("{text}");
+    assert!(text.contains("base:   branch-refill=1, flash.wait-states=5"), "{text}");
+    assert!(text.contains("fitted: branch-refill=2, flash.wait-states=3"), "{text}");
+    assert!(text.contains("timing: stm32f407\nmodel:\n  branch-refill: 2\n  flash: { wait-states: 3 }\n"), "{text}");
+    assert!(text.contains("|error| fitted: median 0.00 %, max 0.00 %"), "{text}");
+    assert!(text.contains("|error| leave-one-out: median"), "{text}");
+
+    // Bad input: fewer rows than free parameters; an ELF that does not exist.
+    let one = dir.path().join("one.csv");
+    std::fs::write(&one, "source,board,profile,measure,cycles\nkat-crc32.elf,mps2-an386,,kat:crc32/a,100\n").unwrap();
+    let out = common::mcubench().args(["calibrate", "--timing", "stm32f407"]).arg(&one).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("one.csv") && err.contains("give at least 2 rows"), "{err}");
+    std::fs::write(&one, "source,board,profile,measure,cycles\nnone.elf,mps2-an386,,kat:crc32/a,100\n").unwrap();
+    let out = common::mcubench().args(["calibrate", "--free", "branch-refill"]).arg(&one).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("one.csv:2") && err.contains("none.elf"), "{err}");
+}
