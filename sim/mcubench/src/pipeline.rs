@@ -155,6 +155,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         scenario: scenario.name.clone(),
+        table: scenario.table.clone(),
         cells: results.into_iter().map(|m| m.into_inner().expect("not poisoned").expect("every cell ran")).collect(),
     }
 }
@@ -194,6 +195,7 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         cycles: report.cycles_total,
         instructions: report.instructions_total,
         metrics: Some(&report.metrics),
+        clock_hz: scenario.table.as_ref().map(|t| t.clock_hz),
     };
     let regions = gate::check_regions(&measure.region_budgets, &lookup, totals);
     report.budgets.extend(regions);
@@ -219,9 +221,12 @@ fn measure_cell(
     report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
     report.toolchain = crate::analyze::toolchain(&image);
     let annotations = crate::analyze::stack::annotation_file(&scenario.source, &cell.profile.name);
-    let (stack_static, ignored) = static_stack(&image, board, annotations.as_deref());
+    let (stack_static, ignored, stack) = static_stack(&image, board, annotations.as_deref());
     report.stack_static = Some(stack_static);
     report.annotations_ignored = ignored;
+    if let Some(spec) = &scenario.table {
+        report.table_rows = crate::analyze::table::row_facts(spec, &image, stack.as_ref()).map_err(setup_error)?;
+    }
 
     // The QEMU (a supported version), and the build of the TCG plugin (exact instruction counts
     // at region markers) for its plugin API, unless disabled.
@@ -431,10 +436,14 @@ fn hex(bytes: &[u8]) -> String {
 /// The static bound with the cell's annotation file (`kat.yaml` → `kat.speed.stack.yaml` or
 /// `kat.stack.yaml`) when it has one, and the annotation entries this ELF has no function for.
 /// Never fails the run: an analysis problem is reported as an unbounded result.
-fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> (StaticStack, Vec<Ignored>) {
+fn static_stack(
+    image: &ElfImage,
+    board: &Board,
+    annotations: Option<&Path>,
+) -> (StaticStack, Vec<Ignored>, Option<mcubench_stack::StackReport>) {
     use mcubench_stack::Bound;
     match crate::analyze::stack::analyze(image, board, annotations) {
-        Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new()),
+        Err(e) => (StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e }, Vec::new(), None),
         Ok((report, ignored)) => {
             let reset = report.roots.iter().find(|r| r.role == "reset");
             let (kind, note) = match reset.map(|r| &r.bound) {
@@ -451,7 +460,7 @@ fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> 
                 msp: report.msp.bytes(),
                 note,
             };
-            (bound, ignored)
+            (bound, ignored, Some(report))
         }
     }
 }
