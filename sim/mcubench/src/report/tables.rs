@@ -135,7 +135,7 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
     notes.extend(models.into_iter().map(|m| format!("cycles are estimates, {m}")));
     notes.push(
         "verify code: the boot function and every function it reaches by direct calls; stack static: its call-graph \
-         bound (`unbounded`: see table_rows[].stack_static_kind); stack measured: painted, its boot KAT; header: fixed fields, key hint or digest, signature"
+         bound (`unbounded`: see table_rows[].stack_static_kind); stack measured: painted, its boot KAT (the measurement's trampoline and closure frames included); header: fixed fields, key hint or digest, signature"
             .into(),
     );
     Table {
