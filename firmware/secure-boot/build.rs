@@ -8,7 +8,7 @@
 use std::{env, fmt::Write as _, fs, path::PathBuf};
 
 use ed25519_dalek::Signer as _;
-use ml_dsa::{ExpandedSigningKey, MlDsa44, MlDsa65, MlDsaParams};
+use ml_dsa::{ExpandedSigningKey, MlDsa44, MlDsa65, MlDsa87, MlDsaParams};
 use p256::ecdsa::signature::hazmat::PrehashSigner;
 use sha2::Digest as _;
 
@@ -107,6 +107,7 @@ fn main() {
     }
     ml_dsa::<MlDsa44>(&mut out, "ml_dsa_44", 6, &sha256);
     ml_dsa::<MlDsa65>(&mut out, "ml_dsa_65", 7, &sha256);
+    ml_dsa::<MlDsa87>(&mut out, "ml_dsa_87", 8, &sha256);
 
     // Official vectors, checked here against the host implementation so a typo fails the build.
     // RFC 8032 section 7.1, TEST 1 (empty message).

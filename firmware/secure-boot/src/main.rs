@@ -123,6 +123,14 @@ pub fn sb_boot_ml_dsa_65(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bo
         && verify_ml_dsa::<ml_dsa::MlDsa65>(key, &sha2::Sha256::digest(image), sig)
 }
 
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_ml_dsa_87(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bool {
+    header_ok(hdr, image, 8)
+        && key_hint_ok(hdr, key)
+        && verify_ml_dsa::<ml_dsa::MlDsa87>(key, &sha2::Sha256::digest(image), sig)
+}
+
 // ---- KAT helpers ----
 
 const ACCEPT: &[u8] = &[1];
@@ -290,6 +298,16 @@ fn main() -> ! {
         &sb_hdr_ml_dsa_65,
         &sb_sig_ml_dsa_65,
         &sb_key_ml_dsa_65,
+    );
+    sig_row(
+        &mut s,
+        "ml_dsa_87",
+        "ML-DSA-87",
+        |i, h, g, k| sb_boot_ml_dsa_87(i, h, g, k),
+        |k, d, g| verify_ml_dsa::<ml_dsa::MlDsa87>(k, d, g),
+        &sb_hdr_ml_dsa_87,
+        &sb_sig_ml_dsa_87,
+        &sb_key_ml_dsa_87,
     );
     s.end()
 }
