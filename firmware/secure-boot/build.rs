@@ -82,6 +82,7 @@ fn main() {
         emit(&mut out, &format!("sb_hdr_{alg}"), &hdr);
     }
     emit(&mut out, "SHA256_DIGEST", &sha256);
+    emit(&mut out, "SHA384_DIGEST", &sha384);
 
     // ECDSA P-256 over the SHA-256 digest (RFC 6979 deterministic nonces).
     {
@@ -93,6 +94,18 @@ fn main() {
         emit(&mut out, "sb_hdr_ecdsa_p256", &hdr);
         emit(&mut out, "sb_sig_ecdsa_p256", &sig.to_bytes());
         emit(&mut out, "sb_key_ecdsa_p256", key.as_bytes());
+    }
+    // ECDSA P-384 over the SHA-384 digest (RFC 6979 deterministic nonces); a 48-byte seed.
+    {
+        let seed384 = sha2::Sha384::digest(b"mcubench secure-boot seed: ecdsa_p384");
+        let sk = p384::ecdsa::SigningKey::from_slice(&seed384).expect("P-384 key");
+        let sig: p384::ecdsa::Signature = sk.sign_prehash(&sha384).expect("P-384 sign");
+        let key = sk.verifying_key().to_sec1_point(false);
+        let mut hdr = fixed(9);
+        hdr.extend(sha2::Sha256::digest(key.as_bytes()));
+        emit(&mut out, "sb_hdr_ecdsa_p384", &hdr);
+        emit(&mut out, "sb_sig_ecdsa_p384", &sig.to_bytes());
+        emit(&mut out, "sb_key_ecdsa_p384", key.as_bytes());
     }
     // Ed25519 (PureEdDSA) over the SHA-256 digest.
     {
@@ -144,6 +157,28 @@ fn main() {
     emit(&mut out, "CAVP_P256_Q", &q);
     emit(&mut out, "CAVP_P256_M", &m);
     emit(&mut out, "CAVP_P256_RS", &rs);
+    // The same for [P-384,SHA-384], first vector (p384 crate, src/test_vectors/ecdsa.rs).
+    let q384 = [
+        &[0x04][..],
+        &hex("c2b47944fb5de342d03285880177ca5f7d0f2fcad7678cce4229d6e1932fcac11bfc3c3e97d942a3c56bf34123013dbf"),
+        &hex("37257906a8223866eda0743c519616a76a758ae58aee81c5fd35fbf3a855b7754a36d4a0672df95d6c44a81cf7620c2d"),
+    ]
+    .concat();
+    let m384 = hex("31a452d6164d904bb5724c878280231eae705c29ce9d4bc7d58e020e1085f17eebcc1a38f0ed0bf2b344d81fbd896825");
+    let rs384 = [
+        hex("50835a9251bad008106177ef004b091a1e4235cd0da84fff54542b0ed755c1d6f251609d14ecf18f9e1ddfe69b946e32"),
+        hex("0475f3d30c6463b646e8d3bf2455830314611cbde404be518b14464fdb195fdcc92eb222e61f426a4a592c00a6a89721"),
+    ]
+    .concat();
+    {
+        use p384::ecdsa::signature::hazmat::PrehashVerifier;
+        let vk = p384::ecdsa::VerifyingKey::from_sec1_bytes(&q384).expect("CAVP P-384 Q");
+        let sig = p384::ecdsa::Signature::from_slice(&rs384).expect("CAVP P-384 R,S");
+        vk.verify_prehash(&m384, &sig).expect("CAVP P-384 vector verifies on the host");
+    }
+    emit(&mut out, "CAVP_P384_Q", &q384);
+    emit(&mut out, "CAVP_P384_M", &m384);
+    emit(&mut out, "CAVP_P384_RS", &rs384);
     // FIPS 180-4 / FIPS 202 examples: "abc".
     for (name, want, got) in [
         ("SHA256_ABC", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", sha2::Sha256::digest(b"abc").to_vec()),

@@ -90,6 +90,14 @@ fn verify_ml_dsa<P: ml_dsa::MlDsaParams>(key: &[u8], msg: &[u8], sig: &[u8]) -> 
     ml_dsa::VerifyingKey::<P>::decode(key).verify_with_context(msg, &[], &sig)
 }
 
+fn verify_p384(key: &[u8], digest: &[u8], sig: &[u8]) -> bool {
+    let (Ok(vk), Ok(sig)) = (p384::ecdsa::VerifyingKey::from_sec1_bytes(key), p384::ecdsa::Signature::from_slice(sig))
+    else {
+        return false;
+    };
+    vk.verify_prehash(digest, &sig).is_ok()
+}
+
 /// The header's key hint must name the key the bootloader holds.
 fn key_hint_ok(hdr: &[u8], key: &[u8]) -> bool {
     hdr.len() == FIXED + 32 && sha2::Sha256::digest(key)[..] == hdr[FIXED..]
@@ -99,6 +107,12 @@ fn key_hint_ok(hdr: &[u8], key: &[u8]) -> bool {
 #[inline(never)]
 pub fn sb_boot_ecdsa_p256(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bool {
     header_ok(hdr, image, 4) && key_hint_ok(hdr, key) && verify_p256(key, &sha2::Sha256::digest(image), sig)
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_ecdsa_p384(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bool {
+    header_ok(hdr, image, 9) && key_hint_ok(hdr, key) && verify_p384(key, &sha2::Sha384::digest(image), sig)
 }
 
 #[unsafe(no_mangle)]
@@ -171,24 +185,37 @@ fn hash_row(
     s.kat(&id(alg, "fips-abc"), name, "hash", &out[..n], abc, m);
 }
 
+/// What a signature row signs and checks: header, signature, key, the image's hash function and
+/// the digest made at build time.
+struct Signed<'a> {
+    hdr: &'a [u8],
+    sig: &'a [u8],
+    key: &'a [u8],
+    hash: fn(&[u8], &mut [u8]),
+    digest: &'a [u8],
+}
+
+fn signed<'a>(hdr: &'a [u8], sig: &'a [u8], key: &'a [u8]) -> Signed<'a> {
+    Signed { hdr, sig, key, hash: sha256_into, digest: &SHA256_DIGEST }
+}
+
 /// KATs of one signature row: hash, verify over the digest, the whole path, the tampered image.
-#[allow(clippy::too_many_arguments)]
 fn sig_row(
     s: &mut Session,
     alg: &str,
     name: &str,
     boot: impl Fn(&[u8], &[u8], &[u8], &[u8]) -> bool,
     verify: impl Fn(&[u8], &[u8], &[u8]) -> bool,
-    hdr: &[u8],
-    sig: &[u8],
-    key: &[u8],
+    signed: Signed<'_>,
 ) {
+    let Signed { hdr, sig, key, hash, digest: expected } = signed;
     let (image, hdr, sig, key) = (black_box(&sb_image[..]), black_box(hdr), black_box(sig), black_box(key));
-    let mut digest = [0u8; 32];
-    let m = measure(|| digest.copy_from_slice(&sha2::Sha256::digest(image)));
-    s.kat_bytes(&id(alg, "hash"), name, "hash", &digest, &SHA256_DIGEST, m, IMAGE_LEN as u64);
+    let mut buf = [0u8; 48];
+    let digest = &mut buf[..expected.len()];
+    let m = measure(|| hash(image, digest));
+    s.kat_bytes(&id(alg, "hash"), name, "hash", digest, expected, m, IMAGE_LEN as u64);
     let mut ok = false;
-    let d = black_box(&SHA256_DIGEST[..]);
+    let d = black_box(expected);
     let m = measure(|| ok = verify(key, d, sig));
     s.kat(&id(alg, "verify"), name, "verify", verdict(ok), ACCEPT, m);
     let m = measure(|| ok = boot(image, hdr, sig, key));
@@ -258,9 +285,7 @@ fn main() -> ! {
         "ECDSA-P256",
         |i, h, g, k| sb_boot_ecdsa_p256(i, h, g, k),
         |k, d, g| verify_p256(k, d, g),
-        &sb_hdr_ecdsa_p256,
-        &sb_sig_ecdsa_p256,
-        &sb_key_ecdsa_p256,
+        signed(&sb_hdr_ecdsa_p256, &sb_sig_ecdsa_p256, &sb_key_ecdsa_p256),
     );
     let mut ok = false;
     let m = measure(|| ok = verify_p256(black_box(&CAVP_P256_Q), black_box(&CAVP_P256_M), black_box(&CAVP_P256_RS)));
@@ -268,13 +293,22 @@ fn main() -> ! {
 
     sig_row(
         &mut s,
+        "ecdsa_p384",
+        "ECDSA-P384",
+        |i, h, g, k| sb_boot_ecdsa_p384(i, h, g, k),
+        |k, d, g| verify_p384(k, d, g),
+        Signed { hash: sha384_into, digest: &SHA384_DIGEST, ..signed(&sb_hdr_ecdsa_p384, &sb_sig_ecdsa_p384, &sb_key_ecdsa_p384) },
+    );
+    let m = measure(|| ok = verify_p384(black_box(&CAVP_P384_Q), black_box(&CAVP_P384_M), black_box(&CAVP_P384_RS)));
+    s.kat("ecdsa_p384/cavp-1", "ECDSA-P384", "verify", verdict(ok), ACCEPT, m);
+
+    sig_row(
+        &mut s,
         "ed25519",
         "Ed25519",
         |i, h, g, k| sb_boot_ed25519(i, h, g, k),
         |k, d, g| verify_ed25519(k, d, g),
-        &sb_hdr_ed25519,
-        &sb_sig_ed25519,
-        &sb_key_ed25519,
+        signed(&sb_hdr_ed25519, &sb_sig_ed25519, &sb_key_ed25519),
     );
     let m = measure(|| ok = verify_ed25519(black_box(&RFC8032_T1_KEY), black_box(b""), black_box(&RFC8032_T1_SIG)));
     s.kat("ed25519/rfc8032-1", "Ed25519", "verify", verdict(ok), ACCEPT, m);
@@ -285,9 +319,7 @@ fn main() -> ! {
         "ML-DSA-44",
         |i, h, g, k| sb_boot_ml_dsa_44(i, h, g, k),
         |k, d, g| verify_ml_dsa::<ml_dsa::MlDsa44>(k, d, g),
-        &sb_hdr_ml_dsa_44,
-        &sb_sig_ml_dsa_44,
-        &sb_key_ml_dsa_44,
+        signed(&sb_hdr_ml_dsa_44, &sb_sig_ml_dsa_44, &sb_key_ml_dsa_44),
     );
     sig_row(
         &mut s,
@@ -295,9 +327,7 @@ fn main() -> ! {
         "ML-DSA-65",
         |i, h, g, k| sb_boot_ml_dsa_65(i, h, g, k),
         |k, d, g| verify_ml_dsa::<ml_dsa::MlDsa65>(k, d, g),
-        &sb_hdr_ml_dsa_65,
-        &sb_sig_ml_dsa_65,
-        &sb_key_ml_dsa_65,
+        signed(&sb_hdr_ml_dsa_65, &sb_sig_ml_dsa_65, &sb_key_ml_dsa_65),
     );
     sig_row(
         &mut s,
@@ -305,9 +335,7 @@ fn main() -> ! {
         "ML-DSA-87",
         |i, h, g, k| sb_boot_ml_dsa_87(i, h, g, k),
         |k, d, g| verify_ml_dsa::<ml_dsa::MlDsa87>(k, d, g),
-        &sb_hdr_ml_dsa_87,
-        &sb_sig_ml_dsa_87,
-        &sb_key_ml_dsa_87,
+        signed(&sb_hdr_ml_dsa_87, &sb_sig_ml_dsa_87, &sb_key_ml_dsa_87),
     );
     s.end()
 }

@@ -46,7 +46,7 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
         assert!(facts.verify_code.is_some_and(|b| b > 0), "{row}: verify-path code measured");
     }
     // Official vectors ran and passed.
-    for id in ["ed25519/rfc8032-1", "ecdsa_p256/cavp-1", "sha256/fips-abc", "sha384/fips-abc", "sha3_256/fips-abc"] {
+    for id in ["ed25519/rfc8032-1", "ecdsa_p256/cavp-1", "ecdsa_p384/cavp-1", "sha256/fips-abc", "sha384/fips-abc", "sha3_256/fips-abc"] {
         let k = cell.kats.iter().find(|k| k.id == id).unwrap_or_else(|| panic!("{id} ran"));
         assert_eq!(k.result, mcubench::judge::protocol::KatResult::Pass, "{id}");
     }
