@@ -181,13 +181,21 @@ fn main() {
     emit(&mut out, "CAVP_P384_RS", &rs384);
     // FIPS 180-4 / FIPS 202 examples: "abc".
     for (name, want, got) in [
-        ("SHA256_ABC", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", sha2::Sha256::digest(b"abc").to_vec()),
+        (
+            "SHA256_ABC",
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            sha2::Sha256::digest(b"abc").to_vec(),
+        ),
         (
             "SHA384_ABC",
             "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7",
             sha2::Sha384::digest(b"abc").to_vec(),
         ),
-        ("SHA3_256_ABC", "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532", sha3::Sha3_256::digest(b"abc").to_vec()),
+        (
+            "SHA3_256_ABC",
+            "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532",
+            sha3::Sha3_256::digest(b"abc").to_vec(),
+        ),
     ] {
         assert_eq!(hex(want), got, "{name}");
         emit(&mut out, name, &hex(want));

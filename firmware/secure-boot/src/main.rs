@@ -80,10 +80,9 @@ fn verify_ed25519(key: &[u8], msg: &[u8], sig: &[u8]) -> bool {
 }
 
 fn verify_ml_dsa<P: ml_dsa::MlDsaParams>(key: &[u8], msg: &[u8], sig: &[u8]) -> bool {
-    let (Ok(key), Ok(sig)) = (
-        <&ml_dsa::EncodedVerifyingKey<P>>::try_from(key),
-        <&ml_dsa::EncodedSignature<P>>::try_from(sig),
-    ) else {
+    let (Ok(key), Ok(sig)) =
+        (<&ml_dsa::EncodedVerifyingKey<P>>::try_from(key), <&ml_dsa::EncodedSignature<P>>::try_from(sig))
+    else {
         return false;
     };
     let Some(sig) = ml_dsa::Signature::<P>::decode(sig) else { return false };
@@ -267,8 +266,24 @@ fn main() -> ! {
         t[TAMPER_AT] ^= 0x01;
     }
 
-    hash_row(&mut s, "sha256", "SHA-256", |m, o| sha256_into(m, o), |i, h| sb_boot_sha256(i, h), &sb_hdr_sha256, &SHA256_ABC);
-    hash_row(&mut s, "sha384", "SHA-384", |m, o| sha384_into(m, o), |i, h| sb_boot_sha384(i, h), &sb_hdr_sha384, &SHA384_ABC);
+    hash_row(
+        &mut s,
+        "sha256",
+        "SHA-256",
+        |m, o| sha256_into(m, o),
+        |i, h| sb_boot_sha256(i, h),
+        &sb_hdr_sha256,
+        &SHA256_ABC,
+    );
+    hash_row(
+        &mut s,
+        "sha384",
+        "SHA-384",
+        |m, o| sha384_into(m, o),
+        |i, h| sb_boot_sha384(i, h),
+        &sb_hdr_sha384,
+        &SHA384_ABC,
+    );
     hash_row(
         &mut s,
         "sha3_256",
@@ -297,7 +312,11 @@ fn main() -> ! {
         "ECDSA-P384",
         |i, h, g, k| sb_boot_ecdsa_p384(i, h, g, k),
         |k, d, g| verify_p384(k, d, g),
-        Signed { hash: sha384_into, digest: &SHA384_DIGEST, ..signed(&sb_hdr_ecdsa_p384, &sb_sig_ecdsa_p384, &sb_key_ecdsa_p384) },
+        Signed {
+            hash: sha384_into,
+            digest: &SHA384_DIGEST,
+            ..signed(&sb_hdr_ecdsa_p384, &sb_sig_ecdsa_p384, &sb_key_ecdsa_p384)
+        },
     );
     let m = measure(|| ok = verify_p384(black_box(&CAVP_P384_Q), black_box(&CAVP_P384_M), black_box(&CAVP_P384_RS)));
     s.kat("ecdsa_p384/cavp-1", "ECDSA-P384", "verify", verdict(ok), ACCEPT, m);

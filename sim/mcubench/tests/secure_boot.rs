@@ -33,7 +33,11 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
         // Fail closed: the tampered KAT passes only when the boot path returned "reject" (0).
         let tampered = cell.kats.iter().find(|k| k.id == format!("{row}/tampered")).expect("tampered KAT");
         assert_eq!(tampered.op, "reject");
-        assert_eq!(tampered.result, mcubench::judge::protocol::KatResult::Pass, "{row}: the tampered image was accepted");
+        assert_eq!(
+            tampered.result,
+            mcubench::judge::protocol::KatResult::Pass,
+            "{row}: the tampered image was accepted"
+        );
         let boot = cell.kats.iter().find(|k| k.id == format!("{row}/boot")).expect("boot KAT");
         assert!(boot.cycles.is_some_and(|c| c > 0), "{row}: boot cycles measured");
         let facts = cell.table_rows.iter().find(|f| &f.row == row).unwrap();
@@ -46,7 +50,14 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
         assert!(facts.verify_code.is_some_and(|b| b > 0), "{row}: verify-path code measured");
     }
     // Official vectors ran and passed.
-    for id in ["ed25519/rfc8032-1", "ecdsa_p256/cavp-1", "ecdsa_p384/cavp-1", "sha256/fips-abc", "sha384/fips-abc", "sha3_256/fips-abc"] {
+    for id in [
+        "ed25519/rfc8032-1",
+        "ecdsa_p256/cavp-1",
+        "ecdsa_p384/cavp-1",
+        "sha256/fips-abc",
+        "sha384/fips-abc",
+        "sha3_256/fips-abc",
+    ] {
         let k = cell.kats.iter().find(|k| k.id == id).unwrap_or_else(|| panic!("{id} ran"));
         assert_eq!(k.result, mcubench::judge::protocol::KatResult::Pass, "{id}");
     }

@@ -79,9 +79,8 @@ pub fn row_facts(spec: &TableSpec, image: &ElfImage, stack: Option<&StackReport>
 fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<RowFacts, String> {
     let entry = format!("{ENTRY}{row}");
     let size = |name: &str| image.symbol(name).map(|s| s.size);
-    let hdr = size(&format!("sb_hdr_{row}")).ok_or_else(|| {
-        format!("{}: `{entry}` has no header static `sb_hdr_{row}`", image.path().display())
-    })?;
+    let hdr = size(&format!("sb_hdr_{row}"))
+        .ok_or_else(|| format!("{}: `{entry}` has no header static `sb_hdr_{row}`", image.path().display()))?;
     let signature = size(&format!("sb_sig_{row}"));
     let public_key = size(&format!("sb_key_{row}"));
     let (mut verify_code, mut verify_functions, mut indirect_calls) = (None, None, None);
@@ -89,7 +88,8 @@ fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<R
     if let Some(report) = stack {
         if let Some(i) = report.functions.iter().position(|f| f.name == entry) {
             let reach = reachable(report, i);
-            verify_code = Some(reach.iter().map(|&j| u64::from(report.functions[j].end - report.functions[j].start)).sum());
+            verify_code =
+                Some(reach.iter().map(|&j| u64::from(report.functions[j].end - report.functions[j].start)).sum());
             verify_functions = Some(reach.len() as u32);
             indirect_calls = Some(
                 reach
@@ -126,7 +126,8 @@ fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<R
 fn reachable(report: &StackReport, root: usize) -> Vec<usize> {
     let by_start: BTreeMap<u32, usize> = report.functions.iter().enumerate().map(|(i, f)| (f.start, i)).collect();
     // A call into the middle of a function (libgcc entry points) reaches the function around it.
-    let containing = |addr: u32| by_start.range(..=addr).next_back().map(|(_, &i)| i).filter(|&i| addr < report.functions[i].end);
+    let containing =
+        |addr: u32| by_start.range(..=addr).next_back().map(|(_, &i)| i).filter(|&i| addr < report.functions[i].end);
     let mut seen = vec![false; report.functions.len()];
     let mut stack = vec![root];
     seen[root] = true;

@@ -94,10 +94,18 @@ impl RawTable {
         }
         for (i, c) in self.columns.iter().enumerate() {
             if self.columns[..i].contains(c) {
-                return Err(format!("table.columns: `{}` is listed twice", serde_yaml_ng::to_string(c).unwrap_or_default().trim()));
+                return Err(format!(
+                    "table.columns: `{}` is listed twice",
+                    serde_yaml_ng::to_string(c).unwrap_or_default().trim()
+                ));
             }
         }
-        Ok(TableSpec { kind: self.kind, clock_hz: self.clock.0, rows: self.rows.clone(), columns: self.columns.clone() })
+        Ok(TableSpec {
+            kind: self.kind,
+            clock_hz: self.clock.0,
+            rows: self.rows.clone(),
+            columns: self.columns.clone(),
+        })
     }
 }
 
@@ -117,18 +125,29 @@ mod tests {
         let s = load("table: { kind: secure-boot, clock: 320 MHz, rows: [ed25519], columns: [boot-time] }\n").unwrap();
         let t = s.table.unwrap();
         assert_eq!((t.clock_hz, t.rows.len(), t.columns.len()), (320_000_000, 1, 1));
-        assert!(load("table: { kind: throughput, clock: 1 MHz }\n").unwrap_err().contains("unknown variant `throughput`"));
+        assert!(
+            load("table: { kind: throughput, clock: 1 MHz }\n").unwrap_err().contains("unknown variant `throughput`")
+        );
         assert!(load("table: { kind: secure-boot }\n").unwrap_err().contains("missing field `clock`"));
         assert!(load("table: { kind: secure-boot, clock: 320 }\n").unwrap_err().contains("give a unit"));
-        assert!(load("table: { kind: secure-boot, clock: 1 MHz, rows: [a, a] }\n").unwrap_err().contains("`a` is listed twice"));
-        assert!(load("table: { kind: secure-boot, clock: 1 MHz, columns: [boot-ms] }\n").unwrap_err().contains("unknown variant `boot-ms`"));
+        assert!(
+            load("table: { kind: secure-boot, clock: 1 MHz, rows: [a, a] }\n")
+                .unwrap_err()
+                .contains("`a` is listed twice")
+        );
+        assert!(
+            load("table: { kind: secure-boot, clock: 1 MHz, columns: [boot-ms] }\n")
+                .unwrap_err()
+                .contains("unknown variant `boot-ms`")
+        );
     }
 
     #[test]
     fn a_time_budget_needs_the_tables_clock() {
         let err = load("budgets: { time: { ed25519/boot: 12 ms } }\n").unwrap_err();
         assert!(err.contains("budgets.time: `ed25519/boot` needs a clock"), "{err}");
-        let ok = load("budgets: { time: { ed25519/boot: 12 ms } }\ntable: { kind: secure-boot, clock: 320 MHz }\n").unwrap();
+        let ok =
+            load("budgets: { time: { ed25519/boot: 12 ms } }\ntable: { kind: secure-boot, clock: 320 MHz }\n").unwrap();
         assert_eq!(ok.measure("prebuilt").region_budgets.time["ed25519/boot"].0, 12_000);
     }
 }

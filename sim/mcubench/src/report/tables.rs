@@ -89,11 +89,8 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
         for facts in &cell.table_rows {
             let row = facts.row.as_str();
             let boot = kat(cell, row, "boot");
-            let mut r = vec![
-                cell.board.clone(),
-                cell.profile.clone(),
-                boot.map_or_else(|| row.to_string(), |k| k.alg.clone()),
-            ];
+            let mut r =
+                vec![cell.board.clone(), cell.profile.clone(), boot.map_or_else(|| row.to_string(), |k| k.alg.clone())];
             for &c in &columns {
                 r.push(match c {
                     Column::FirmwareFlash => opt(cell.flash_bytes()),
@@ -154,11 +151,8 @@ fn measured(t: &Table) -> bool {
 }
 
 fn empty_text(report: &RunReport) -> String {
-    let why: Vec<String> = report
-        .cells
-        .iter()
-        .map(|c| format!("{} / {}: {}", c.board, c.profile, c.verdict.outcome.label()))
-        .collect();
+    let why: Vec<String> =
+        report.cells.iter().map(|c| format!("{} / {}: {}", c.board, c.profile, c.verdict.outcome.label())).collect();
     format!(
         "no measured cells: no run got as far as the table's rows ({})",
         if why.is_empty() { "no runs".to_string() } else { why.join(", ") }
