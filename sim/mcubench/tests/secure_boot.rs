@@ -3,7 +3,7 @@
 //! table (Markdown and CSV, rendered from the report) is pinned by a snapshot in `snapshots/`.
 //!
 //! Only mps2-an505 runs here: building the firmware (RustCrypto P-256, Ed25519, ML-DSA, plus
-//! their host copies for the build script) costs about 50 s of CPU per memory layout, so the
+//! their host copies for the build script) costs about 56 s of CPU per memory layout, so the
 //! mps2-an386 row set is left to `mcubench run scenarios/secure-boot.yaml`.
 
 // Full test tier: needs QEMU and the thumb targets (bash ci/setup.sh).
