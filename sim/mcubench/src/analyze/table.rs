@@ -85,27 +85,26 @@ fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<R
     let public_key = size(&format!("sb_key_{row}"));
     let (mut verify_code, mut verify_functions, mut indirect_calls) = (None, None, None);
     let (mut stack_static, mut stack_static_kind) = (None, "unbounded: no stack analysis".to_string());
-    if let Some(report) = stack {
-        if let Some(i) = report.functions.iter().position(|f| f.name == entry) {
-            let reach = reachable(report, i);
-            verify_code =
-                Some(reach.iter().map(|&j| u64::from(report.functions[j].end - report.functions[j].start)).sum());
-            verify_functions = Some(reach.len() as u32);
-            indirect_calls = Some(
-                reach
-                    .iter()
-                    .flat_map(|&j| &report.functions[j].calls)
-                    .filter(|c| matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail))
-                    .count() as u32,
-            );
-            if let Some((bound, _)) = report.bound_of(i) {
-                stack_static = bound.bytes();
-                stack_static_kind = match bound {
-                    mcubench_stack::Bound::Exact { .. } => "exact".into(),
-                    mcubench_stack::Bound::Bounded { .. } => "bounded".into(),
-                    mcubench_stack::Bound::Unbounded { reason } => format!("unbounded: {reason}"),
-                };
-            }
+    if let Some(report) = stack
+        && let Some(i) = report.functions.iter().position(|f| f.name == entry)
+    {
+        let reach = reachable(report, i);
+        verify_code = Some(reach.iter().map(|&j| u64::from(report.functions[j].end - report.functions[j].start)).sum());
+        verify_functions = Some(reach.len() as u32);
+        indirect_calls = Some(
+            reach
+                .iter()
+                .flat_map(|&j| &report.functions[j].calls)
+                .filter(|c| matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail))
+                .count() as u32,
+        );
+        if let Some((bound, _)) = report.bound_of(i) {
+            stack_static = bound.bytes();
+            stack_static_kind = match bound {
+                mcubench_stack::Bound::Exact { .. } => "exact".into(),
+                mcubench_stack::Bound::Bounded { .. } => "bounded".into(),
+                mcubench_stack::Bound::Unbounded { reason } => format!("unbounded: {reason}"),
+            };
         }
     }
     Ok(RowFacts {
@@ -134,11 +133,11 @@ fn reachable(report: &StackReport, root: usize) -> Vec<usize> {
     while let Some(i) = stack.pop() {
         for c in &report.functions[i].calls {
             let (CallKind::Call { target } | CallKind::Tail { target }) = c.kind else { continue };
-            if let Some(j) = containing(target & !1) {
-                if !seen[j] {
-                    seen[j] = true;
-                    stack.push(j);
-                }
+            if let Some(j) = containing(target & !1)
+                && !seen[j]
+            {
+                seen[j] = true;
+                stack.push(j);
             }
         }
     }

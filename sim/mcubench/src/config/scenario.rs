@@ -546,12 +546,12 @@ impl Scenario {
 
         let table = raw.table.as_ref().map(|t| t.spec()).transpose().map_err(invalid)?;
         // A time budget is cycles at a clock: without the table's clock it measures nothing.
-        if table.is_none() {
-            if let Some((name, _)) = measures.values().flat_map(|m| m.region_budgets.time.iter()).next() {
-                return Err(invalid(format!(
-                    "budgets.time: `{name}` needs a clock to turn cycles into time; add `table: {{ kind: secure-boot, clock: 320 MHz }}`"
-                )));
-            }
+        if table.is_none()
+            && let Some((name, _)) = measures.values().flat_map(|m| m.region_budgets.time.iter()).next()
+        {
+            return Err(invalid(format!(
+                "budgets.time: `{name}` needs a clock to turn cycles into time; add `table: {{ kind: secure-boot, clock: 320 MHz }}`"
+            )));
         }
         let vectors = raw
             .firmware
