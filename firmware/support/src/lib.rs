@@ -431,8 +431,13 @@ pub extern "C" fn mcubench_region_exit(id: u32) {
 /// The value cortex-m-rt's `paint-stack` feature paints the stack with at reset.
 pub const PAINT: u32 = 0xcccc_cccc;
 
-/// Largest window [`measure`] paints below its own stack pointer.
+/// Largest window [`measure`] paints below its own stack pointer. An operation that uses more
+/// reports exactly this much (a saturated lower bound).
+#[cfg(not(feature = "large-stack-window"))]
 pub const WINDOW: usize = 32 * 1024;
+/// With feature `large-stack-window` (ML-DSA verification uses over 100 KiB of stack): 256 KiB.
+#[cfg(feature = "large-stack-window")]
+pub const WINDOW: usize = 256 * 1024;
 
 unsafe extern "C" {
     // cortex-m-rt link.x: the stack grows down from _stack_start to _stack_end (end of .bss).

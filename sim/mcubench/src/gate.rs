@@ -30,6 +30,9 @@ pub enum Metric {
     InstructionsTotal,
     /// A metric a `verdict.record` pattern captured from the console (rounded up).
     Recorded,
+    /// Time of a KAT operation or function region (its estimated cycles) at the scenario's
+    /// `table.clock`, microseconds rounded up.
+    Time,
 }
 
 impl Metric {
@@ -45,6 +48,7 @@ impl Metric {
             Metric::CyclesTotal => "cycles-total",
             Metric::InstructionsTotal => "instructions-total",
             Metric::Recorded => "metric",
+            Metric::Time => "time",
         }
     }
 
@@ -53,6 +57,7 @@ impl Metric {
             Metric::Cycles | Metric::CyclesTotal => " cycles",
             Metric::Instructions | Metric::InstructionsTotal => " instructions",
             Metric::Recorded => "",
+            Metric::Time => " us",
             _ => " B",
         }
     }
@@ -93,6 +98,11 @@ impl BudgetCheck {
             (BudgetStatus::Exceeded, Some(a)) => {
                 format!("{name} {a}{u} exceeds the budget of {}{u} by {}{u}", self.limit, a - self.limit)
             }
+            _ if self.metric == Metric::Time => format!(
+                "{name} unknown (no function region or KAT with that name ran with a cycle model): cannot show it \
+                 is within {}{u}",
+                self.limit
+            ),
             _ if matches!(self.metric, Metric::Cycles | Metric::Instructions) => format!(
                 "{name} unknown (no function region in `regions` or KAT with that name ran with a count{}): cannot show it is within {}{u}",
                 if self.metric == Metric::Cycles { " and a cycle model" } else { "" },
@@ -168,6 +178,13 @@ pub struct Totals<'a> {
     pub cycles: Option<u64>,
     pub instructions: Option<u64>,
     pub metrics: Option<&'a std::collections::BTreeMap<String, crate::report::MetricValue>>,
+    /// The clock time budgets convert cycles at (`table.clock`), Hz.
+    pub clock_hz: Option<u64>,
+}
+
+/// Microseconds of `cycles` at `clock_hz`, rounded up (a budget is never passed by rounding).
+pub fn micros(cycles: u64, clock_hz: u64) -> u64 {
+    (u128::from(cycles) * 1_000_000).div_ceil(u128::from(clock_hz.max(1))) as u64
 }
 
 /// Checks the cycle and instruction limits; `lookup(name)` finds the counts of the function
@@ -202,6 +219,16 @@ pub fn check_regions(
             let actual = lookup(name).and_then(|(c, i)| if metric == Metric::Cycles { c } else { i });
             out.push(BudgetCheck { metric, subject: Some(name.clone()), limit, actual, status: status(limit, actual) });
         }
+    }
+    for (name, limit) in &budgets.time {
+        let actual = lookup(name).and_then(|(c, _)| c).zip(totals.clock_hz).map(|(c, hz)| micros(c, hz));
+        out.push(BudgetCheck {
+            metric: Metric::Time,
+            subject: Some(name.clone()),
+            limit: limit.0,
+            actual,
+            status: status(limit.0, actual),
+        });
     }
     out
 }
@@ -297,7 +324,7 @@ mod tests {
         let mut metrics = std::collections::BTreeMap::new();
         metrics.insert("sig_bytes".to_string(), MetricValue::Int(2420));
         metrics.insert("ratio".to_string(), MetricValue::Float(1.25));
-        let totals = Totals { cycles: Some(999), instructions: None, metrics: Some(&metrics) };
+        let totals = Totals { cycles: Some(999), instructions: None, metrics: Some(&metrics), clock_hz: None };
         let checks = check_regions(&b, &|_| None, totals);
         let got: Vec<_> = checks.iter().map(|c| (c.name(), c.actual, c.status)).collect();
         assert_eq!(
@@ -311,5 +338,31 @@ mod tests {
             ]
         );
         assert!(checks[4].describe().contains("no console line matched"), "{}", checks[4].describe());
+    }
+
+    #[test]
+    fn time_budgets_are_cycles_at_the_table_clock_rounded_up() {
+        use crate::config::units::Micros;
+        let mut b = RegionBudgets::default();
+        b.time.insert("ed25519/boot".into(), Micros(1000));
+        b.time.insert("ml_dsa_44/boot".into(), Micros(1000));
+        b.time.insert("nowhere".into(), Micros(1));
+        let lookup = |name: &str| match name {
+            // 320 000 cycles at 320 MHz is exactly 1000 us; one more cycle is 1001 us.
+            "ed25519/boot" => Some((Some(320_000), Some(1))),
+            "ml_dsa_44/boot" => Some((Some(320_001), Some(1))),
+            _ => None,
+        };
+        let totals = Totals { clock_hz: Some(320_000_000), ..Totals::default() };
+        let got: Vec<_> =
+            check_regions(&b, &lookup, totals).iter().map(|c| (c.name(), c.actual, c.status)).collect();
+        assert_eq!(
+            got,
+            [
+                ("time ed25519/boot".to_string(), Some(1000), BudgetStatus::Ok),
+                ("time ml_dsa_44/boot".to_string(), Some(1001), BudgetStatus::Exceeded),
+                ("time nowhere".to_string(), None, BudgetStatus::Unknown),
+            ]
+        );
     }
 }

@@ -155,6 +155,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         scenario: scenario.name.clone(),
+        table: scenario.table.clone(),
         cells: results.into_iter().map(|m| m.into_inner().expect("not poisoned").expect("every cell ran")).collect(),
     }
 }
@@ -201,6 +202,7 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         cycles: report.cycles_total,
         instructions: report.instructions_total,
         metrics: Some(&report.metrics),
+        clock_hz: scenario.table.as_ref().map(|t| t.clock_hz),
     };
     let regions = gate::check_regions(&measure.region_budgets, &lookup, totals);
     report.budgets.extend(regions);
@@ -226,9 +228,12 @@ fn measure_cell(
     report.elf_sha256 = std::fs::read(elf).ok().map(|bytes| hex(&Sha256::digest(&bytes)));
     report.toolchain = crate::analyze::toolchain(&image);
     let annotations = crate::analyze::stack::annotation_file(&scenario.source, &cell.profile.name);
-    let (stack_static, ignored) = static_stack(&image, board, annotations.as_deref());
+    let (stack_static, ignored, stack) = static_stack(&image, board, annotations.as_deref());
     report.stack_static = Some(stack_static);
     report.annotations_ignored = ignored;
+    if let Some(spec) = &scenario.table {
+        report.table_rows = crate::analyze::table::row_facts(spec, &image, stack.as_ref()).map_err(setup_error)?;
+    }
 
     // The QEMU (a supported version), and the build of the TCG plugin (exact instruction counts
     // at region markers) for its plugin API, unless disabled.
@@ -469,12 +474,17 @@ pub fn probe_bytes(s: &mcubench_wire::RegionStats) -> Option<u32> {
 /// The static bound with the cell's annotation file (`kat.yaml` → `kat.speed.stack.yaml` or
 /// `kat.stack.yaml`) when it has one, and the annotation entries this ELF has no function for.
 /// Never fails the run: an analysis problem is reported as an unbounded result.
-fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> (StaticStack, Vec<Ignored>) {
+fn static_stack(
+    image: &ElfImage,
+    board: &Board,
+    annotations: Option<&Path>,
+) -> (StaticStack, Vec<Ignored>, Option<mcubench_stack::StackReport>) {
     use mcubench_stack::Bound;
     match crate::analyze::stack::analyze(image, board, annotations) {
         Err(e) => (
             StaticStack { kind: "unbounded".into(), reset: None, msp: None, note: e, top: None, excluding_panic: None },
             Vec::new(),
+            None,
         ),
         Ok((report, ignored)) => {
             let reset = report.roots.iter().find(|r| r.role == "reset");
@@ -498,7 +508,7 @@ fn static_stack(image: &ElfImage, board: &Board, annotations: Option<&Path>) -> 
                     top: x.top.clone(),
                 }),
             };
-            (bound, ignored)
+            (bound, ignored, Some(report))
         }
     }
 }

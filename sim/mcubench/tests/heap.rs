@@ -69,6 +69,7 @@ fn c_heap_per_operation_and_peak_are_the_mallocs_plus_chunk_overhead() {
         schema: "mcubench-run/1".into(),
         tool_version: "x".into(),
         scenario: "heap".into(),
+        table: None,
         cells: vec![cell],
     }
     .to_json();

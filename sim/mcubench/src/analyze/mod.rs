@@ -3,6 +3,7 @@
 //! produced the ELF. The memory report itself lives in `mcubench-elf`.
 
 pub mod stack;
+pub mod table;
 
 use mcubench_elf::ElfImage;
 use mcubench_elf::memory::Outside;

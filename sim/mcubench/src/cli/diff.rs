@@ -33,7 +33,7 @@ pub fn run(a: DiffArgs) -> Result<Exit, Error> {
             let merged = RunReport::merge(head_reports).map_err(Error::Input)?;
             crate::report::markdown::to_markdown(&merged, Some(&d))
         }
-        Format::Junit | Format::Openmetrics => {
+        Format::Junit | Format::Openmetrics | Format::Csv => {
             return Err(Error::Input("diff prints table, json or markdown".into()));
         }
     };

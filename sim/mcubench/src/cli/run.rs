@@ -174,6 +174,12 @@ impl RunArgs {
 
 pub fn run(a: RunArgs) -> Result<Exit, Error> {
     let scenario = a.scenario()?;
+    if a.format == Format::Csv && scenario.table.is_none() {
+        return Err(Error::Input(format!(
+            "--format csv prints the scenario's declared table, and {} declares no `table:` (see docs/src/guide/secure-boot.md)",
+            scenario.source.display()
+        )));
+    }
     // Bars and colours only for a person at a terminal: never in CI logs or pipes.
     let ci = std::env::var_os("CI").is_some();
     let color = !ci && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
@@ -226,6 +232,9 @@ pub fn run(a: RunArgs) -> Result<Exit, Error> {
         other => args::render(&report, other),
     });
     if a.format == Format::Table {
+        if let Some(table) = crate::report::tables::to_text(&report) {
+            args::print(&format!("\n{table}"));
+        }
         args::print(&report.console_text(a.show_output));
     }
     Ok(report.status().into())

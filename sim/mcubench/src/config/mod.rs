@@ -8,6 +8,7 @@ pub mod machine;
 pub mod regions;
 pub mod rules;
 pub mod scenario;
+pub mod table;
 pub mod timing;
 pub mod units;
 pub mod user_board;

@@ -118,6 +118,10 @@ pub struct RegionBudgets {
     /// Limits on metrics the `verdict.record` patterns capture, by name.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub metrics: IndexMap<String, u64>,
+    /// Limits on a KAT operation's or function region's time at the scenario's `table.clock`
+    /// (its estimated cycles / clock), in microseconds.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub time: IndexMap<String, crate::config::units::Micros>,
 }
 
 impl RegionBudgets {
@@ -134,6 +138,11 @@ impl RegionBudgets {
             cycles_total: over.cycles_total.or(self.cycles_total),
             instructions_total: over.instructions_total.or(self.instructions_total),
             metrics: merge(&self.metrics, &over.metrics),
+            time: {
+                let mut m = self.time.clone();
+                m.extend(over.time.iter().map(|(k, v)| (k.clone(), *v)));
+                m
+            },
         }
     }
 }
@@ -158,6 +167,8 @@ struct RawBudgets {
     instructions_total: Option<u64>,
     #[serde(default)]
     metrics: IndexMap<String, u64>,
+    #[serde(default)]
+    time: IndexMap<String, crate::config::units::Micros>,
 }
 
 impl RawBudgets {
@@ -176,6 +187,7 @@ impl RawBudgets {
                 cycles_total: self.cycles_total,
                 instructions_total: self.instructions_total,
                 metrics: self.metrics.clone(),
+                time: self.time.clone(),
             },
         )
     }
@@ -315,6 +327,8 @@ struct RawScenario {
     /// Variables whose every combination is a cell (with `firmware.command`/`elf` templates).
     #[serde(default)]
     matrix: IndexMap<String, Vec<String>>,
+    /// The published table the report renders (`secure-boot`), its clock, rows and columns.
+    table: Option<crate::config::table::RawTable>,
 }
 
 /// Where the firmware comes from.
@@ -397,6 +411,8 @@ pub struct Scenario {
     pub vectors: Option<crate::config::vectors::Vectors>,
     /// `verdict:` rules; without them a run passes only through the result protocol.
     pub verdict: Option<ConsoleRules>,
+    /// `table:`, the published table the report renders.
+    pub table: Option<crate::config::table::TableSpec>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -590,6 +606,15 @@ impl Scenario {
             }
         }
 
+        let table = raw.table.as_ref().map(|t| t.spec()).transpose().map_err(invalid)?;
+        // A time budget is cycles at a clock: without the table's clock it measures nothing.
+        if table.is_none()
+            && let Some((name, _)) = measures.values().flat_map(|m| m.region_budgets.time.iter()).next()
+        {
+            return Err(invalid(format!(
+                "budgets.time: `{name}` needs a clock to turn cycles into time; add `table: {{ kind: secure-boot, clock: 320 MHz }}`"
+            )));
+        }
         let vectors = raw
             .firmware
             .vectors
@@ -612,6 +637,7 @@ impl Scenario {
             measures,
             vectors,
             verdict: raw.verdict,
+            table,
         })
     }
 
@@ -658,6 +684,7 @@ impl Scenario {
             measures: IndexMap::new(),
             vectors: None,
             verdict: None,
+            table: None,
         }
     }
 }

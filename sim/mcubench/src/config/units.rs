@@ -130,3 +130,83 @@ impl<'de> Deserialize<'de> for Limit {
         Limit::parse(&text).map_err(serde::de::Error::custom)
     }
 }
+
+/// A clock frequency written as `320 MHz`, `25 MHz`, `32768 Hz` or `1 GHz`, in Hz.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Hertz(pub u64);
+
+impl Hertz {
+    pub fn parse(text: &str) -> Result<Hertz, String> {
+        let text = text.trim();
+        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let n: u64 = number.parse().map_err(|_| format!("`{text}` is not a frequency; write e.g. `320 MHz`"))?;
+        let scale = match unit.trim() {
+            "Hz" => 1,
+            "kHz" => 1_000,
+            "MHz" => 1_000_000,
+            "GHz" => 1_000_000_000,
+            "" => return Err(format!("`{text}`: give a unit (Hz, kHz, MHz or GHz), e.g. `320 MHz`")),
+            other => return Err(format!("unknown frequency unit `{other}` in `{text}`; use Hz, kHz, MHz or GHz")),
+        };
+        match n.checked_mul(scale) {
+            Some(0) => Err("a clock of 0 Hz gives no time; give a positive frequency".into()),
+            Some(hz) => Ok(Hertz(hz)),
+            None => Err(format!("frequency `{text}` is too large")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Hertz {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = scalar_text(d, "a frequency such as `320 MHz`")?;
+        Hertz::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A time limit written as `12 ms`, `800 us` (or `µs`) or `1 s`, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Micros(pub u64);
+
+impl Micros {
+    pub fn parse(text: &str) -> Result<Micros, String> {
+        let text = text.trim();
+        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let n: u64 = number.parse().map_err(|_| format!("`{text}` is not a time; write e.g. `12 ms` or `800 us`"))?;
+        let scale = match unit.trim() {
+            "us" | "µs" => 1,
+            "ms" => 1_000,
+            "s" => 1_000_000,
+            "" => return Err(format!("`{text}`: give a unit (us, ms or s), e.g. `12 ms`")),
+            other => return Err(format!("unknown time unit `{other}` in `{text}`; use us, ms or s")),
+        };
+        n.checked_mul(scale).map(Micros).ok_or_else(|| format!("time `{text}` is too large"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Micros {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = scalar_text(d, "a time such as `12 ms` or `800 us`")?;
+        Micros::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod clock_and_time_tests {
+    use super::*;
+
+    #[test]
+    fn frequencies_and_times_parse_with_units_and_refuse_nonsense() {
+        assert_eq!(Hertz::parse("320 MHz"), Ok(Hertz(320_000_000)));
+        assert_eq!(Hertz::parse("32768Hz"), Ok(Hertz(32_768)));
+        assert!(Hertz::parse("320").unwrap_err().contains("give a unit"));
+        assert!(Hertz::parse("0 MHz").unwrap_err().contains("0 Hz"));
+        assert!(Hertz::parse("3 THz").unwrap_err().contains("unknown frequency unit `THz`"));
+        assert_eq!(Micros::parse("12 ms"), Ok(Micros(12_000)));
+        assert_eq!(Micros::parse("800 µs"), Ok(Micros(800)));
+        assert!(Micros::parse("5").unwrap_err().contains("give a unit"));
+    }
+}

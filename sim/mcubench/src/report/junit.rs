@@ -151,7 +151,7 @@ mod budget_tests {
             status: BudgetStatus::Exceeded,
         });
         let report =
-            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), cells: vec![cell] };
+            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), table: None, cells: vec![cell] };
         let xml = to_junit(&report);
         assert!(xml.contains("type=\"budget\""), "{xml}");
         assert!(!xml.contains("type=\"pass\""), "{xml}");
@@ -169,7 +169,7 @@ mod budget_tests {
             dropped_bytes: 0,
         });
         let report =
-            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), cells: vec![cell] };
+            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), table: None, cells: vec![cell] };
         let xml = to_junit(&report);
         assert!(xml.contains("<system-out>[uart0]\nself-test &lt;ok&gt;\n</system-out>"), "{xml}");
     }

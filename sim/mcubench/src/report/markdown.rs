@@ -82,6 +82,11 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
     if !problems.is_empty() {
         out.push('\n');
     }
+    // The scenario's declared table (e.g. the secure-boot table), shown in full: it is the point.
+    if let Some(table) = crate::report::tables::to_markdown(report) {
+        out.push_str(&table);
+        out.push('\n');
+    }
 
     if let Some(d) = diff {
         if !d.deltas.is_empty() {

@@ -19,6 +19,7 @@ pub mod markdown;
 pub mod openmetrics;
 mod regions;
 mod table;
+pub mod tables;
 
 pub use regions::{CallGroup, CallerReport, PerCall, RegionReport, SizeReport, per_byte};
 pub use table::{memory_table, render};
@@ -161,6 +162,10 @@ pub struct CellReport {
     /// Function regions (`regions:` in the scenario), in the scenario's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<RegionReport>,
+    /// Per row of the scenario's `table:`, what the ELF shows (code, static stack, header and
+    /// signature sizes); the measured columns come from the row's KATs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table_rows: Vec<crate::analyze::table::RowFacts>,
     /// Entries of the scenario's annotation file this cell's ELF has no function for (not in
     /// the report: the CLI refuses entries that no cell has; see `mcubench_stack::annotations`).
     #[serde(skip)]
@@ -277,6 +282,7 @@ impl CellReport {
             memory: None,
             budgets: Vec::new(),
             regions: Vec::new(),
+            table_rows: Vec::new(),
             instructions_total: None,
             cycles_total: None,
             time_total_us: None,
@@ -339,6 +345,9 @@ pub struct RunReport {
     pub schema: String,
     pub tool_version: String,
     pub scenario: String,
+    /// The scenario's `table:` (kind, clock, rows, columns), so the report renders it alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<crate::config::table::TableSpec>,
     pub cells: Vec<CellReport>,
 }
 

@@ -146,6 +146,7 @@ mod tests {
             schema: "mcubench-run/1".into(),
             tool_version: "0".into(),
             scenario: "s".into(),
+            table: None,
             cells: vec![],
         };
         assert_eq!(to_openmetrics(&report), "# EOF\n");

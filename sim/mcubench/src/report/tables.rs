@@ -1,0 +1,316 @@
+//! Published tables as views of report fields: the scenario's `table:` (carried in the report)
+//! picks the kind, clock, rows and columns; every cell is one report field, or a stated
+//! arithmetic of fields (time = cycles / clock), as `docs/src/guide/secure-boot.md` lists. The
+//! same rows render as text, Markdown and CSV.
+
+use std::fmt::Write as _;
+
+use crate::config::table::{Column, TableKind, TableSpec};
+use crate::judge::protocol::KatResult;
+use crate::report::{CellReport, KatReport, RunReport};
+
+/// One table, ready to render: headers (human, machine) and rows of cells ("-" when unmeasured).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub title: String,
+    pub headers: Vec<String>,
+    /// Machine-friendly column names (CSV header).
+    pub keys: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// What the numbers mean (clock, model), printed under the table.
+    pub notes: Vec<String>,
+    /// Leading text columns (left-aligned).
+    pub text_columns: usize,
+}
+
+fn header(c: Column, clock: &str) -> (String, &'static str) {
+    match c {
+        Column::FirmwareFlash => ("firmware flash B".into(), "firmware_flash_bytes"),
+        Column::VerifyCode => ("verify code B".into(), "verify_code_bytes"),
+        Column::StackStatic => ("stack static B".into(), "stack_static_bytes"),
+        Column::StackMeasured => ("stack measured B".into(), "stack_measured_bytes"),
+        Column::Header => ("header B".into(), "header_bytes"),
+        Column::Signature => ("signature B".into(), "signature_bytes"),
+        Column::PublicKey => ("public key B".into(), "public_key_bytes"),
+        Column::HashCycles => ("hash cycles".into(), "hash_cycles"),
+        Column::VerifyCycles => ("verify cycles".into(), "verify_cycles"),
+        Column::BootCycles => ("boot cycles".into(), "boot_cycles"),
+        Column::BootTime => (format!("boot ms @{clock}"), "boot_ms"),
+        Column::Kats => ("KATs".into(), "kats"),
+    }
+}
+
+/// `320 MHz`, `32.768 kHz`, `12 Hz`.
+pub fn clock_text(hz: u64) -> String {
+    let (div, unit) = match hz {
+        h if h >= 1_000_000_000 && h % 1_000_000 == 0 => (1e9, "GHz"),
+        h if h >= 1_000_000 => (1e6, "MHz"),
+        h if h >= 1_000 => (1e3, "kHz"),
+        _ => (1.0, "Hz"),
+    };
+    let v = hz as f64 / div;
+    if v.fract() == 0.0 { format!("{v:.0} {unit}") } else { format!("{v} {unit}") }
+}
+
+/// Time of `cycles` at `clock_hz` in milliseconds, three decimals.
+pub fn millis(cycles: u64, clock_hz: u64) -> String {
+    format!("{:.3}", cycles as f64 * 1e3 / clock_hz as f64)
+}
+
+fn kat<'a>(cell: &'a CellReport, row: &str, what: &str) -> Option<&'a KatReport> {
+    let id = format!("{row}/{what}");
+    cell.kats.iter().find(|k| k.id == id)
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or("-".to_string(), |v| v.to_string())
+}
+
+/// The table the report's scenario declared; `None` when it declared none.
+pub fn build(report: &RunReport) -> Option<Table> {
+    let spec = report.table.as_ref()?;
+    Some(match spec.kind {
+        TableKind::SecureBoot => secure_boot(report, spec),
+    })
+}
+
+fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
+    let clock = clock_text(spec.clock_hz);
+    let columns = spec.columns();
+    let mut headers: Vec<String> = ["board", "profile", "algorithm"].map(String::from).to_vec();
+    let mut keys = headers.clone();
+    for &c in &columns {
+        let (h, k) = header(c, &clock);
+        headers.push(h);
+        keys.push(k.into());
+    }
+    let mut rows = Vec::new();
+    for cell in &report.cells {
+        for facts in &cell.table_rows {
+            let row = facts.row.as_str();
+            let boot = kat(cell, row, "boot");
+            let mut r =
+                vec![cell.board.clone(), cell.profile.clone(), boot.map_or_else(|| row.to_string(), |k| k.alg.clone())];
+            for &c in &columns {
+                r.push(match c {
+                    Column::FirmwareFlash => opt(cell.flash_bytes()),
+                    Column::VerifyCode => opt(facts.verify_code),
+                    Column::StackStatic => match facts.stack_static {
+                        Some(b) => b.to_string(),
+                        None if facts.stack_static_kind.starts_with("unbounded") => "unbounded".into(),
+                        None => "-".into(),
+                    },
+                    Column::StackMeasured => opt(boot.map(|k| k.stack)),
+                    Column::Header => facts.header.to_string(),
+                    Column::Signature => opt(facts.signature),
+                    Column::PublicKey => opt(facts.public_key),
+                    Column::HashCycles => opt(kat(cell, row, "hash").and_then(|k| k.cycles)),
+                    Column::VerifyCycles => opt(kat(cell, row, "verify").and_then(|k| k.cycles)),
+                    Column::BootCycles => opt(boot.and_then(|k| k.cycles)),
+                    Column::BootTime => opt(boot.and_then(|k| k.cycles).map(|c| millis(c, spec.clock_hz))),
+                    Column::Kats => {
+                        let prefix = format!("{row}/");
+                        let mine: Vec<_> = cell.kats.iter().filter(|k| k.id.starts_with(&prefix)).collect();
+                        let passed = mine.iter().filter(|k| k.result == KatResult::Pass).count();
+                        format!("{passed}/{}", mine.len())
+                    }
+                });
+            }
+            rows.push(r);
+        }
+    }
+    let mut notes = vec![format!(
+        "time at a stated clock of {clock} with 0 wait states (table.clock; not a board timing profile): boot cycles / clock"
+    )];
+    let mut models: Vec<String> = Vec::new();
+    for c in &report.cells {
+        let m = format!("{}: {}", c.board, c.cycle_model.as_deref().unwrap_or("no cycle model"));
+        if !models.contains(&m) {
+            models.push(m);
+        }
+    }
+    notes.extend(models.into_iter().map(|m| format!("cycles are estimates, {m}")));
+    notes.push(
+        "verify code: the boot function and every function it reaches by direct calls; stack static: its call-graph \
+         bound (`unbounded`: see table_rows[].stack_static_kind); stack measured: painted, its boot KAT (the measurement's trampoline and closure frames included); header: fixed fields, key hint or digest, signature"
+            .into(),
+    );
+    Table {
+        title: format!("secure-boot table ({} B image per algorithm)", 100 * 1024),
+        headers,
+        keys,
+        rows,
+        notes,
+        text_columns: 3,
+    }
+}
+
+/// Whether any cell of the table holds a measurement (cycles or measured stack).
+fn measured(t: &Table) -> bool {
+    !t.rows.is_empty()
+}
+
+fn empty_text(report: &RunReport) -> String {
+    let why: Vec<String> =
+        report.cells.iter().map(|c| format!("{} / {}: {}", c.board, c.profile, c.verdict.outcome.label())).collect();
+    format!(
+        "no measured cells: no run got as far as the table's rows ({})",
+        if why.is_empty() { "no runs".to_string() } else { why.join(", ") }
+    )
+}
+
+/// The table as terminal text (after the run table), or `None` when the scenario has none.
+pub fn to_text(report: &RunReport) -> Option<String> {
+    let t = build(report)?;
+    let mut out = format!("{}\n", t.title);
+    if !measured(&t) {
+        let _ = writeln!(out, "  {}", empty_text(report));
+        return Some(out);
+    }
+    let mut rows = vec![t.headers.clone()];
+    rows.extend(t.rows.iter().cloned());
+    out.push_str(&crate::report::render(&rows, t.text_columns));
+    for n in &t.notes {
+        let _ = writeln!(out, "  {n}");
+    }
+    Some(out)
+}
+
+/// The table as a GitHub Markdown section (for the job summary), or `None`.
+pub fn to_markdown(report: &RunReport) -> Option<String> {
+    let t = build(report)?;
+    let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
+    let mut out = format!("#### {}\n\n", t.title);
+    if !measured(&t) {
+        let _ = writeln!(out, "{}", esc(&empty_text(report)));
+        return Some(out);
+    }
+    let _ = writeln!(out, "| {} |", t.headers.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | "));
+    let align: Vec<&str> = (0..t.headers.len()).map(|i| if i < t.text_columns { "---" } else { "---:" }).collect();
+    let _ = writeln!(out, "|{}|", align.join("|"));
+    for r in &t.rows {
+        let _ = writeln!(out, "| {} |", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
+    }
+    out.push('\n');
+    for n in &t.notes {
+        let _ = writeln!(out, "- {}", esc(n));
+    }
+    Some(out)
+}
+
+/// The table as CSV (RFC 4180, machine column names), or `None`. An empty table is its header.
+pub fn to_csv(report: &RunReport) -> Option<String> {
+    let t = build(report)?;
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    };
+    let mut out = String::new();
+    for r in std::iter::once(&t.keys).chain(&t.rows) {
+        let _ = writeln!(out, "{}", r.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::table::RowFacts;
+    use crate::config::table::TableSpec;
+    use crate::report::{CountSource, SCHEMA};
+
+    fn kat(id: &str, alg: &str, op: &str, cycles: u64, stack: u32, pass: bool) -> KatReport {
+        KatReport {
+            id: id.into(),
+            alg: alg.into(),
+            op: op.into(),
+            result: if pass { KatResult::Pass } else { KatResult::Fail },
+            instructions: cycles / 2,
+            instructions_source: CountSource::Plugin,
+            cycles: Some(cycles),
+            ticks: 0,
+            stack,
+            stack_lowest: None,
+            heap: None,
+            bytes: None,
+            cycles_per_byte: None,
+        }
+    }
+
+    fn report(columns: Vec<Column>) -> RunReport {
+        let board = crate::config::board::Board::find("mps2-an505").unwrap();
+        let mut cell = CellReport::unrun(0, board, "release");
+        cell.cycle_model = Some("cortex-m33 model".into());
+        cell.kats = vec![
+            kat("ed25519/hash", "Ed25519", "hash", 1_000_000, 200, true),
+            kat("ed25519/verify", "Ed25519", "verify", 2_200_000, 1500, true),
+            kat("ed25519/boot", "Ed25519", "boot", 3_200_000, 1700, true),
+            kat("ed25519/tampered", "Ed25519", "reject", 3_200_000, 1700, false),
+        ];
+        cell.table_rows = vec![RowFacts {
+            row: "ed25519".into(),
+            entry: "sb_boot_ed25519".into(),
+            verify_code: Some(12345),
+            verify_functions: Some(40),
+            indirect_calls: Some(0),
+            stack_static: Some(2048),
+            stack_static_kind: "exact".into(),
+            header: 112,
+            signature: Some(64),
+            public_key: Some(32),
+        }];
+        RunReport {
+            schema: SCHEMA.into(),
+            tool_version: "0".into(),
+            scenario: "secure-boot".into(),
+            table: Some(TableSpec {
+                kind: TableKind::SecureBoot,
+                clock_hz: 320_000_000,
+                rows: vec!["ed25519".into()],
+                columns,
+            }),
+            cells: vec![cell],
+        }
+    }
+
+    #[test]
+    fn every_cell_comes_from_its_report_field_and_time_is_cycles_over_the_clock() {
+        let csv = to_csv(&report(vec![])).unwrap();
+        assert_eq!(
+            csv,
+            "board,profile,algorithm,firmware_flash_bytes,verify_code_bytes,stack_static_bytes,stack_measured_bytes,\
+             header_bytes,signature_bytes,public_key_bytes,hash_cycles,verify_cycles,boot_cycles,boot_ms,kats\n\
+             mps2-an505,release,Ed25519,-,12345,2048,1700,112,64,32,1000000,2200000,3200000,10.000,3/4\n"
+        );
+        let md = to_markdown(&report(vec![])).unwrap();
+        assert!(md.contains("| boot ms @320 MHz |"), "{md}");
+        assert!(md.contains("stated clock of 320 MHz with 0 wait states"), "{md}");
+        assert!(md.contains("cycles are estimates, mps2-an505: cortex-m33 model"), "{md}");
+    }
+
+    #[test]
+    fn columns_are_the_ones_asked_for_in_order() {
+        let csv = to_csv(&report(vec![Column::BootTime, Column::Signature])).unwrap();
+        assert_eq!(csv, "board,profile,algorithm,boot_ms,signature_bytes\nmps2-an505,release,Ed25519,10.000,64\n");
+    }
+
+    #[test]
+    fn a_table_with_no_measured_cells_says_so() {
+        let mut r = report(vec![]);
+        r.cells[0].table_rows.clear();
+        let text = to_text(&r).unwrap();
+        assert!(text.contains("no measured cells"), "{text}");
+        assert!(text.contains("mps2-an505 / release: setup-error"), "{text}");
+        let mut none = r.clone();
+        none.table = None;
+        assert_eq!(to_text(&none), None);
+        assert_eq!(to_csv(&none), None);
+    }
+
+    #[test]
+    fn clocks_print_in_their_unit() {
+        assert_eq!(clock_text(320_000_000), "320 MHz");
+        assert_eq!(clock_text(32_768), "32.768 kHz");
+        assert_eq!(clock_text(1_000_000_000), "1 GHz");
+        assert_eq!(millis(3_200_000, 320_000_000), "10.000");
+    }
+}
