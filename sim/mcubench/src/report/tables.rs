@@ -233,6 +233,8 @@ mod tests {
             heap: None,
             bytes: None,
             cycles_per_byte: None,
+            stack_probe_bytes: None,
+            time_us: None,
         }
     }
 
