@@ -7,10 +7,11 @@
 //! The plugin cannot be an ordinary dependency: it is a `cdylib` (cargo's artifact dependencies
 //! are unstable), and its two builds enable features of the `qemu-plugin` crate that exclude each
 //! other (`plugin-api-v1`, `plugin-api-v3`), which is why the v3 build is its own workspace. So
-//! this script runs cargo on both, into a target directory under `OUT_DIR` (never the outer
-//! build's, whose lock the outer cargo holds), with the lock files committed (`--locked`).
-//! Cargo reruns this script only when a source of the plugin changes, and the nested builds are
-//! incremental.
+//! this script runs cargo on both, with the lock files committed (`--locked`), into
+//! `<outer target directory>/qemu-plugin/` (or `MCUBENCH_PLUGIN_TARGET_DIR`): a directory of its
+//! own, whose lock the outer cargo does not hold, shared by the outer build's profiles and
+//! feature sets (they all embed the same release builds). Cargo reruns this script only when a
+//! source of the plugin changes, and the nested builds are incremental.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,8 +46,13 @@ fn main() {
     }
     println!("cargo::rerun-if-changed={}", sim.join("../Cargo.lock").display());
     println!("cargo::rerun-if-env-changed=MCUBENCH_PLUGIN_CARGO");
+    println!("cargo::rerun-if-env-changed=MCUBENCH_PLUGIN_TARGET_DIR");
 
-    let target = out.join("qemu-plugin-target");
+    let target = match std::env::var_os("MCUBENCH_PLUGIN_TARGET_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        // OUT_DIR is <target dir>/[<triple>/]<profile>/build/<package>-<hash>/out.
+        None => out.ancestors().nth(4).map_or_else(|| out.join("qemu-plugin"), |t| t.join("qemu-plugin")),
+    };
     for (dir, file, env) in BUILDS {
         let so = build(&sim.join(dir).join("Cargo.toml"), &target.join(dir.replace('/', "-")), file);
         let bytes = std::fs::read(&so).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", so.display())));

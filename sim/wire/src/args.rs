@@ -10,7 +10,7 @@
 //! qemu-system-arm ... -plugin libmcubench_qemu_plugin.so,out=<file>[,enter=0x..,enter_size=N,
 //!     exit=0x..,exit_size=N,regions=0x..,regions_count=N][,core=cortex-m4f][,functions=<file>]
 //!     [,profile=on][,wait=<start>:<end>:<fetch>:<data>]...[,stack=<lo>:<hi>][,stack_skip=<start>:<end>]...
-//!     [,handler=<addr>]...
+//!     [,handler=<addr>]...[,region_arg=<region>:<register>]...
 //! ```
 //!
 //! Numbers are decimal or `0x` hexadecimal; unknown keys are refused. The keys:
@@ -34,6 +34,11 @@
 //!   (repeatable): stores by instructions in that code range are not probed. Needs `core`.
 //! * `handler=<addr>` (repeatable, Thumb bit ignored): the entry address of an exception handler;
 //!   the cycle model then prices exception entry, return and tail-chaining. Needs `core`.
+//! * `region_arg=<region>:<register>` (repeatable): each call of function region `<region>` (an
+//!   index of the functions file) processes as many bytes as argument register r`<register>`
+//!   (0 to 3) holds at the call's entry; the plugin reads it and reports it as the call's
+//!   `bytes=` ([`crate::results`]). Needs `functions` and a plugin that can read registers (QEMU
+//!   plugin API v2 or later: the plugin built for API v1 refuses it).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -121,6 +126,9 @@ pub struct PluginArgs {
     /// Exception handler entry addresses (Thumb bit cleared; [`PluginArgs::parse`] sorts and
     /// deduplicates them).
     pub handlers: Vec<u32>,
+    /// Function regions whose calls' bytes are an argument register at entry: (region, register
+    /// 0..=3), sorted by region, one register per region.
+    pub region_args: Vec<(u32, u8)>,
 }
 
 impl PluginArgs {
@@ -135,6 +143,7 @@ impl PluginArgs {
             wait_states: Vec::new(),
             stack_probe: None,
             handlers: Vec::new(),
+            region_args: Vec::new(),
         }
     }
 
@@ -169,6 +178,9 @@ impl PluginArgs {
         }
         for h in &self.handlers {
             a.push(format!("handler=0x{h:x}"));
+        }
+        for (region, register) in &self.region_args {
+            a.push(format!("region_arg={region}:{register}"));
         }
         a
     }
@@ -224,6 +236,19 @@ impl PluginArgs {
                         .map_err(|_| err(format!("argument `handler`: `{value}` does not fit 32 bits")))?;
                     args.handlers.push(v & !1);
                 }
+                "region_arg" => {
+                    let v = numbers(key, value, 2)?;
+                    if v[1] > 3 {
+                        return Err(err(format!(
+                            "argument `region_arg`: register r{} is not an argument register (r0 .. r3)",
+                            v[1]
+                        )));
+                    }
+                    if args.region_args.iter().any(|(r, _)| *r == v[0]) {
+                        return Err(err(format!("argument `region_arg`: region {} is given twice", v[0])));
+                    }
+                    args.region_args.push((v[0], v[1] as u8));
+                }
                 "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
                     nums.insert(key, number(key, value)?);
                 }
@@ -274,6 +299,10 @@ impl PluginArgs {
                 }
             }
         }
+        if !args.region_args.is_empty() && args.functions.is_none() {
+            return Err(Error::arg(Some("region_arg"), "`region_arg=` (bytes from a register) needs `functions=`"));
+        }
+        args.region_args.sort_unstable();
         if args.profile && args.functions.is_none() {
             return Err(Error::arg(Some("profile"), "`profile=on` needs `functions=`"));
         }

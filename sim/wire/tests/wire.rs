@@ -50,6 +50,7 @@ fn every_argument() -> PluginArgs {
         ],
         stack_probe: Some(StackProbeRange { lo: 0x2000_0000, hi: 0x2000_4000, skip: vec![(0x40, 0x60), (0x80, 0x90)] }),
         handlers: vec![0x100, 0x140],
+        region_args: vec![(0, 2), (3, 1)],
     }
 }
 
@@ -145,6 +146,10 @@ fn bad_arguments_are_refused_naming_the_key() {
         (out(&["core=cortex-m4", "stack=0:0x100000000"]), Some("stack"), "32 bits"),
         (out(&["core=cortex-m4", "handler=0x100000000"]), Some("handler"), "32 bits"),
         (out(&["core=cortex-m4", "stack_skip=0:4"]), Some("stack_skip"), "needs `stack=`"),
+        (out(&["core=cortex-m4", "region_arg=0:2"]), Some("region_arg"), "needs `functions=`"),
+        (out(&["core=cortex-m4", "functions=f", "region_arg=0:4"]), Some("region_arg"), "not an argument register"),
+        (out(&["core=cortex-m4", "functions=f", "region_arg=0:1", "region_arg=0:2"]), Some("region_arg"), "given twice"),
+        (out(&["core=cortex-m4", "functions=f", "region_arg=0"]), Some("region_arg"), "needs 2"),
         (
             out(&["enter=0x100", "enter_size=8", "exit=0x100", "exit_size=8", "regions=0x0", "regions_count=1"]),
             None,
