@@ -85,6 +85,7 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         wait_states: vec![WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 1 }],
         stack_probe: Some(StackProbeRange { lo: 0x2000_040c, hi: 0x2040_0000, skip: vec![(0x40, 0x56)] }),
         handlers: vec![0x428, 0x4c0, 0x4d8, 0x542],
+        region_args: Vec::new(),
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));
