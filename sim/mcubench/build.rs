@@ -38,9 +38,10 @@ fn main() {
         ));
     }
     // What the plugin is built from: its source and the crates it shares with the host.
-    for dir in ["qemu-plugin/src", "qemu-plugin/Cargo.toml", "qemu-plugin/api-v3/Cargo.toml", "qemu-plugin/api-v3/Cargo.lock"]
-        .iter()
-        .chain(&["thumb", "timing", "wire"])
+    for dir in
+        ["qemu-plugin/src", "qemu-plugin/Cargo.toml", "qemu-plugin/api-v3/Cargo.toml", "qemu-plugin/api-v3/Cargo.lock"]
+            .iter()
+            .chain(&["thumb", "timing", "wire"])
     {
         println!("cargo::rerun-if-changed={}", sim.join(dir).display());
     }
@@ -57,7 +58,8 @@ fn main() {
         let so = build(&sim.join(dir).join("Cargo.toml"), &target.join(dir.replace('/', "-")), file);
         let bytes = std::fs::read(&so).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", so.display())));
         let embedded = out.join(file);
-        std::fs::write(&embedded, &bytes).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", embedded.display())));
+        std::fs::write(&embedded, &bytes)
+            .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", embedded.display())));
         let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
         println!("cargo::rustc-env={env}={hash}");
     }

@@ -34,7 +34,8 @@ use serde_yaml_ng::Value;
 const SYSTEM_PATH: &str = "/usr/bin:/bin";
 
 fn qemu10() -> PathBuf {
-    std::env::var_os("MCUBENCH_TEST_QEMU10").map_or_else(|| PathBuf::from("/opt/qemu-10/usr/bin/qemu-system-arm"), PathBuf::from)
+    std::env::var_os("MCUBENCH_TEST_QEMU10")
+        .map_or_else(|| PathBuf::from("/opt/qemu-10/usr/bin/qemu-system-arm"), PathBuf::from)
 }
 
 fn cargo() -> PathBuf {
@@ -83,7 +84,12 @@ fn isolated(program: &Path, path: &str, home: &Path, dir: &Path) -> Command {
 }
 
 fn text(out: &Output) -> String {
-    format!("exit {:?}\nstdout:\n{}\nstderr:\n{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 #[test]
@@ -103,7 +109,10 @@ fn an_installed_mcubench_runs_a_scenario_outside_the_checkout_on_both_qemus() {
     let path = format!("{}:{SYSTEM_PATH}", root.join("bin").display());
     let mcubench = root.join("bin/mcubench");
 
-    let out = isolated(&mcubench, &path, &home, &dir).args(["run", "bench.yaml", "--quiet", "--format", "json"]).output().unwrap();
+    let out = isolated(&mcubench, &path, &home, &dir)
+        .args(["run", "bench.yaml", "--quiet", "--format", "json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let installed = RunReport::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
     let cell = &installed.cells[0];
@@ -112,7 +121,12 @@ fn an_installed_mcubench_runs_a_scenario_outside_the_checkout_on_both_qemus() {
     for k in &cell.kats {
         assert_eq!(k.instructions_source, CountSource::Plugin, "{}: counted by the installed plugin", k.id);
         let cycles = k.cycles.unwrap_or_else(|| panic!("{}: no cycle estimate", k.id));
-        assert!(k.instructions > 0 && cycles >= k.instructions, "{}: {} instructions, {cycles} cycles", k.id, k.instructions);
+        assert!(
+            k.instructions > 0 && cycles >= k.instructions,
+            "{}: {} instructions, {cycles} cycles",
+            k.id,
+            k.instructions
+        );
     }
     // The same files through this checkout's library (its own embedded plugin): the same report.
     let library = run_scenario(&Scenario::load(&scenario).unwrap(), &RunOptions { jobs: 1, ..RunOptions::default() });
@@ -183,7 +197,11 @@ fn firmware_repository(dir: &Path) {
     };
     std::fs::write(dir.join("mcubench.yaml"), scenario("crc32", "64 KiB")).unwrap();
     std::fs::write(dir.join("tight.yaml"), scenario("crc32-tight", "1 KiB")).unwrap();
-    for args in [&["init", "-q"][..], &["add", "."], &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "firmware"]] {
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "firmware"],
+    ] {
         let out = Command::new("git").current_dir(dir).args(args).output().unwrap();
         assert!(out.status.success(), "git {args:?}: {}", text(&out));
     }
@@ -268,13 +286,20 @@ fn run_action(repo: &Path, given: &[(&str, &str)], only: Option<&[&str]>, env: &
         if let Some(uses) = step.get("uses").and_then(Value::as_str) {
             // Not run here; the upload must take the report directory.
             assert!(uses.starts_with("actions/upload-artifact@"), "step `{name}` uses {uses}");
-            assert_eq!(step["with"]["path"].as_str(), Some("${{ inputs.report-dir }}"), "step `{name}` uploads the reports");
+            assert_eq!(
+                step["with"]["path"].as_str(),
+                Some("${{ inputs.report-dir }}"),
+                "step `{name}` uploads the reports"
+            );
             assert!(always, "step `{name}` must upload the report also when the run fails");
             continue;
         }
         let script = step["run"].as_str().unwrap_or_else(|| panic!("step `{name}` has neither run nor uses"));
         assert_eq!(step["shell"].as_str(), Some("bash"), "composite steps name their shell: `{name}`");
-        assert!(!script.contains("${{"), "step `{name}`: inputs reach scripts through env:, never `${{{{ }}}}` in run:");
+        assert!(
+            !script.contains("${{"),
+            "step `{name}`: inputs reach scripts through env:, never `${{{{ }}}}` in run:"
+        );
         let output = runner.path().join(format!("output-{}", result.steps.len()));
         std::fs::write(&output, "").unwrap();
         let mut command = Command::new("bash");
@@ -313,7 +338,8 @@ fn the_github_action_runs_a_scenario_in_a_firmware_repository() {
     // root of its own, reusing the install test's build.
     let cargo_bin = cargo().parent().map(Path::to_path_buf).unwrap_or_default();
     let cargo_root = work.path().join("cargo-root");
-    let path = format!("{}:{}:{}", cargo_root.join("bin").display(), cargo_bin.display(), std::env::var("PATH").unwrap());
+    let path =
+        format!("{}:{}:{}", cargo_root.join("bin").display(), cargo_bin.display(), std::env::var("PATH").unwrap());
     let env = [
         ("PATH", path),
         ("CARGO_INSTALL_ROOT", cargo_root.display().to_string()),
