@@ -338,8 +338,10 @@ fn the_github_action_runs_a_scenario_in_a_firmware_repository() {
     // root of its own, reusing the install test's build.
     let cargo_bin = cargo().parent().map(Path::to_path_buf).unwrap_or_default();
     let cargo_root = work.path().join("cargo-root");
+    // The test's own PATH (rustup's proxies pick the repository's toolchain), then the cargo
+    // running the tests, should PATH lack one.
     let path =
-        format!("{}:{}:{}", cargo_root.join("bin").display(), cargo_bin.display(), std::env::var("PATH").unwrap());
+        format!("{}:{}:{}", cargo_root.join("bin").display(), std::env::var("PATH").unwrap(), cargo_bin.display());
     let env = [
         ("PATH", path),
         ("CARGO_INSTALL_ROOT", cargo_root.display().to_string()),
