@@ -22,6 +22,8 @@ use crate::config::scenario::{Firmware, Profile, expand};
 pub enum BuildError {
     #[error("`cargo` could not be started: {0}")]
     Cargo(std::io::Error),
+    #[error("the build command could not be started (`sh -c` in {dir}): {source}")]
+    Shell { dir: PathBuf, source: std::io::Error },
     #[error("{dir}: `cargo metadata` failed: {stderr}")]
     Metadata { dir: PathBuf, stderr: String },
     #[error("cannot write {path}: {source}")]
@@ -116,7 +118,7 @@ fn run_command(command: &str, dir: &Path) -> Result<(), BuildError> {
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
-        .map_err(BuildError::Cargo)?;
+        .map_err(|source| BuildError::Shell { dir: dir.to_path_buf(), source })?;
     if out.status.success() {
         return Ok(());
     }

@@ -256,6 +256,23 @@ fn measure_cell(
             plugin::ENV
         )));
     }
+    // `bytes: argN`: the plugin reads the register at each call's entry, which needs register
+    // reads (plugin API v2 and later, so the v3 build for QEMU 9.1 to 10.x).
+    let region_args = crate::config::regions::region_args(&scenario.regions);
+    if let Some((id, register)) = region_args.first()
+        && qemu.api == plugin::PluginApi::V1
+    {
+        return Err(setup_error(format!(
+            "regions: `{}`: `bytes: arg{register}` reads the byte count from register r{register} at each call's \
+             entry, which needs QEMU 9.1 or later (QEMU plugin API v2 and later can read registers); this is QEMU \
+             {} ({}), whose plugin API v1 cannot. Run on QEMU 9.1 to 10.x (set {} or `--qemu`), give the bytes \
+             per call as a number (`bytes: 1024`), or have the firmware report `bytes=` on its `kat` record",
+            scenario.regions[*id as usize].name,
+            qemu.version,
+            qemu.path.display(),
+            crate::exec::version::ENV,
+        )));
+    }
     // Function regions: the ELF's functions for the plugin's shadow stack, the named ones marked.
     let functions_file = scratch.path().join("functions.txt");
     let table = if scenario.regions.is_empty() { Vec::new() } else { plugin::function_table(&image) };
@@ -303,6 +320,7 @@ fn measure_cell(
         handlers: plugin::exception_handlers(&image),
         params: model.param_args(),
         memory: model.memory.clone(),
+        region_args,
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 

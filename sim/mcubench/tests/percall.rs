@@ -148,19 +148,47 @@ fn the_rust_support_crate_reports_bytes_with_kat_bytes() {
     assert!(cell.kats.iter().filter(|k| k.id != "heap/none").all(|k| k.bytes.is_none()));
 }
 
+/// `bytes: arg1` (crc32's length argument, r1 at entry) on QEMU 10, whose plugin reads
+/// registers: each call's bytes are the length it was called with, cycles per byte follow, and
+/// the counts are those of the same run without it. On QEMU 7.2 (plugin API v1, no register
+/// reads) the cell is a setup error naming the QEMU version and what it needs.
 #[test]
-fn bytes_from_an_argument_register_is_refused_on_qemu_7_2() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(common::c_firmware("percall"), dir.path().join("percall.elf")).unwrap();
-    let scenario = dir.path().join("s.yaml");
-    std::fs::write(
-        &scenario,
-        "name: s\nfirmware: { elf: percall.elf }\nboards: [mps2-an386]\nregions: [crc32, { name: crc32_64, bytes: arg0 }]\n",
-    )
-    .unwrap();
-    let out = common::mcubench().arg("run").arg(&scenario).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("regions: `crc32_64`: `bytes: arg0` reads the byte count from register r0"), "{stderr}");
-    assert!(stderr.contains("needs the QEMU 9+ plugin"), "{stderr}");
+fn bytes_from_an_argument_register_on_qemu_10_and_a_setup_error_on_qemu_7_2() {
+    let elf = common::c_firmware("percall");
+    let yaml = |regions: &str| {
+        format!("name: s\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nregions: [{regions}]\n", elf.display())
+    };
+    let qemu10 = std::env::var_os("MCUBENCH_TEST_QEMU10")
+        .map_or_else(|| std::path::PathBuf::from("/opt/qemu-10/usr/bin/qemu-system-arm"), Into::into);
+    let on = |qemu: &std::path::Path, regions: &str| {
+        let options = mcubench::RunOptions { jobs: 1, qemu: qemu.to_path_buf(), ..mcubench::RunOptions::default() };
+        common::only_cell(mcubench::run_scenario(&common::scenario(&yaml(regions)), &options))
+    };
+    let cell = on(&qemu10, "{ name: crc32, bytes: arg1 }");
+    assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+    let crc = region(&cell, "crc32");
+    assert_eq!(crc.calls, 7);
+    // by_size 16, 64, 256; twice 64, 64; the KAT 9; the marked KAT 256.
+    assert_eq!(crc.bytes, Some(16 + 64 + 256 + 64 + 64 + 9 + 256), "{crc:#?}");
+    let cycles = crc.cycles.as_ref().expect("cycles").total;
+    assert_eq!(crc.cycles_per_byte, Some(cycles as f64 / 729.0));
+    let mut sizes: Vec<u64> = crc.per_call.iter().map(|g| g.bytes.expect("bytes of every call")).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert_eq!(sizes, [9, 16, 64, 256], "{:#?}", crc.per_call);
+    let by_size: Vec<(u64, u64)> = crc.by_size.iter().map(|z| (z.bytes, z.calls)).collect();
+    assert_eq!(by_size, [(9, 1), (16, 1), (64, 3), (256, 2)]);
+    for g in &crc.per_call {
+        assert_eq!(g.cycles_per_byte, Some(g.cycles.unwrap() as f64 / g.bytes.unwrap() as f64), "{g:#?}");
+    }
+    // Reading registers changes no count.
+    let plain = on(&qemu10, "crc32");
+    let plain = region(&plain, "crc32");
+    assert_eq!((plain.instructions, plain.cycles.as_ref().map(|c| c.total)), (crc.instructions, Some(cycles)));
+
+    let old = on(std::path::Path::new("qemu-system-arm"), "crc32, { name: crc32_64, bytes: arg0 }");
+    assert_eq!(old.verdict.outcome, Outcome::SetupError, "{}", old.verdict.message);
+    let m = &old.verdict.message;
+    assert!(m.contains("regions: `crc32_64`: `bytes: arg0` reads the byte count from register r0"), "{m}");
+    assert!(m.contains("needs QEMU 9.1 or later") && m.contains("this is QEMU 7.2."), "{m}");
 }

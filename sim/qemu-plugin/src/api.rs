@@ -9,6 +9,12 @@
 //!   than one vCPU, so vCPU 0's entry is the count, read and added to through QEMU's
 //!   `qemu_plugin_u64_get`/`_add`.
 //!
+//! **Registers** (`region_arg=`, bytes per call from an argument register): API v1 has no
+//! register access at all, so [`Arguments::READABLE`] is false there and the plugin refuses the
+//! argument at install; API v2 and later read them (`qemu_plugin_get_registers` in the vCPU init
+//! callback for the handles of r0 .. r3, `qemu_plugin_read_register` in an exec callback
+//! registered with `QEMU_PLUGIN_CB_R_REGS`).
+//!
 //! Both are generated code, no call: counting stays exact and nearly free on both. Inline adds
 //! are used when nothing else runs per TB (counting only); with cycle estimates every TB has an
 //! exec callback anyway, and it adds the TB's instructions and cycles itself ([`Counter::add`],
@@ -123,5 +129,57 @@ impl Counter {
                 n,
             );
         }
+    }
+}
+
+/// The argument registers r0 .. r3 of vCPU 0, for `region_arg=`.
+pub struct Arguments;
+
+#[cfg(feature = "api-v1")]
+impl Arguments {
+    /// API v1 cannot read registers.
+    pub const READABLE: bool = false;
+
+    pub fn find(&self) -> Result<(), String> {
+        Err("plugin API v1 cannot read registers".into())
+    }
+
+    pub fn read(&self, _register: u8) -> Option<u64> {
+        None
+    }
+}
+
+#[cfg(feature = "api-v3")]
+static ARGUMENT_REGISTERS: std::sync::OnceLock<Vec<qemu_plugin::RegisterDescriptor<'static>>> =
+    std::sync::OnceLock::new();
+
+#[cfg(feature = "api-v3")]
+impl Arguments {
+    pub const READABLE: bool = true;
+
+    /// Looks up r0 .. r3 among the vCPU's registers (QEMU allows this only in the vCPU init
+    /// callback, in the vCPU's context).
+    pub fn find(&self) -> Result<(), String> {
+        let all = qemu_plugin::qemu_plugin_get_registers().map_err(|e| format!("cannot list the vCPU's registers: {e}"))?;
+        let mut found = Vec::new();
+        for name in ["r0", "r1", "r2", "r3"] {
+            let r = all
+                .iter()
+                .find(|r| r.name == name)
+                .ok_or_else(|| format!("the vCPU has no register `{name}` ({} registers listed)", all.len()))?;
+            found.push(r.clone());
+        }
+        let _ = ARGUMENT_REGISTERS.set(found);
+        Ok(())
+    }
+
+    /// r`register` (0..=3) of the running vCPU, from an exec callback registered with
+    /// `QEMU_PLUGIN_CB_R_REGS`: `None` if it cannot be read.
+    pub fn read(&self, register: u8) -> Option<u64> {
+        let r = ARGUMENT_REGISTERS.get()?.get(usize::from(register))?;
+        let bytes = r.read().ok()?;
+        // Target byte order: little-endian on Arm M-profile; the core registers are 32 bits.
+        let word: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+        Some(u64::from(u32::from_le_bytes(word)))
     }
 }

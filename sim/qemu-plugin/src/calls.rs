@@ -60,6 +60,8 @@ struct Open {
     sp: Option<Option<u32>>,
     /// Return address of the frame (the call site).
     ret: Option<u32>,
+    /// Bytes the call processes, when read from an argument register at its entry.
+    bytes: Option<u64>,
 }
 
 /// Open function-region activations and per-region statistics.
@@ -89,12 +91,20 @@ impl Calls {
             let (insns, cycles) = complete(stats, o.at, at, o.low, o.sp);
             stats.sites.entry(o.ret).or_default().add(insns, cycles);
             if stats.calls.len() < CALLS_KEPT {
-                stats.calls.push(Call { insns, cycles: Some(cycles), ret: o.ret, bytes: None });
+                stats.calls.push(Call { insns, cycles: Some(cycles), ret: o.ret, bytes: o.bytes });
             }
         }
         if let Some(id) = begin {
             self.stats.entry(id).or_default().entries += 1;
-            self.open.push(Open { id, frame: depth.saturating_sub(1), at, low: u32::MAX, sp, ret });
+            self.open.push(Open { id, frame: depth.saturating_sub(1), at, low: u32::MAX, sp, ret, bytes: None });
+        }
+    }
+
+    /// The activation [`Calls::step`] just began processes `bytes` bytes (the plugin read them
+    /// from an argument register at the call's entry, `region_arg=`).
+    pub fn set_bytes(&mut self, bytes: u64) {
+        if let Some(o) = self.open.last_mut() {
+            o.bytes = Some(bytes);
         }
     }
 
@@ -223,6 +233,7 @@ mod tests {
     fn probed_stores_reach_open_calls() {
         let mut c = Calls::default();
         c.step(2, Some(0), Some(0x104), At::default(), Some(Some(0x2000_0100)));
+        c.set_bytes(64);
         c.fold_low(0x2000_0040);
         c.step(3, Some(1), Some(0x204), At::default(), Some(None));
         c.fold_low(0x2000_0020);
@@ -233,5 +244,8 @@ mod tests {
         // Bytes below the entry SP, where it was known.
         assert_eq!((c.stats()[&0].stack_bytes, c.stats()[&0].stack_unknown), (Some(0xe0), 0));
         assert_eq!((c.stats()[&1].stack_bytes, c.stats()[&1].stack_unknown), (None, 1));
+        // Bytes read at entry belong to the call that began, not to the one it called.
+        assert_eq!(c.stats()[&0].calls[0].bytes, Some(64));
+        assert_eq!(c.stats()[&1].calls[0].bytes, None);
     }
 }

@@ -16,7 +16,7 @@ use qemu_plugin::sys::{qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_tb};
 use qemu_plugin::{MemRW, PluginId, TranslationBlock};
 
 use crate::BUILT_FOR_API;
-use crate::api::Counter;
+use crate::api::{Arguments, Counter};
 use crate::calls::Calls;
 use crate::cost::{self, TbCost};
 use crate::profile::{Functions, Profile, TbShape};
@@ -275,6 +275,9 @@ struct TbInfo {
     shape: Option<TbShape>,
     /// The function region a call beginning at this TB opens.
     region: Option<u32>,
+    /// The argument register holding the bytes such a call processes (`region_arg=`); its exec
+    /// callback is then registered to read registers.
+    arg: Option<u8>,
     cost: u64,
     insns: u64,
     /// Why this TB has no price (it adds no cycles; running it makes cycles unavailable).
@@ -417,6 +420,13 @@ impl Register for McubenchPlugin {
             refuse(&e);
         }
         let config = PluginArgs::parse(&args.raw).unwrap_or_else(|e| refuse(&e.to_string()));
+        if !config.region_args.is_empty() && !Arguments::READABLE {
+            refuse(&format!(
+                "`region_arg=` (bytes per call from an argument register) needs register reads, which QEMU \
+                 plugin API v2 and later have (QEMU 9.1 to 10.x: libmcubench_qemu_plugin_v3.so); this build is \
+                 for plugin API v{BUILT_FOR_API}"
+            ));
+        }
         let timing = config.core.map(|core| {
             let mut params = Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) };
             for (name, value) in &config.params {
@@ -473,9 +483,15 @@ impl Register for McubenchPlugin {
         }
         INSNS.install();
         CYCLES.install();
-        // Only the two callbacks we need: no idle/resume/syscall traffic.
+        // Only the callbacks we need: no idle/resume/syscall traffic.
         unsafe {
             qemu_plugin::sys::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
+        }
+        if STATE.get().is_some_and(|s| !s.config.region_args.is_empty()) {
+            // Register handles can be looked up only in the vCPU's context.
+            unsafe {
+                qemu_plugin::sys::qemu_plugin_register_vcpu_init_cb(id, Some(on_vcpu_init));
+            }
         }
         qemu_plugin::qemu_plugin_register_atexit_cb(id, on_exit)?;
         Ok(())
@@ -483,6 +499,15 @@ impl Register for McubenchPlugin {
 }
 
 qemu_plugin::register!(McubenchPlugin);
+
+/// vCPU 0's initialisation: the handles of the argument registers (`region_arg=`).
+extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, vcpu: c_uint) {
+    if vcpu == 0
+        && let Err(e) = Arguments.find()
+    {
+        refuse(&format!("`region_arg=`: {e}"));
+    }
+}
 
 /// The exec callback of every TB when cycles are on: settles the previous TB's pending refill,
 /// leaves this TB's, and feeds the profile.
@@ -545,6 +570,12 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
                 }
                 let sp = STATE.get().and_then(|s| s.config.stack_probe.as_ref()).map(|_| sp_at(Some(0)));
                 shadow.calls.step(depth, begin, profile.top_return(), at, sp);
+                if begin.is_some()
+                    && let Some(register) = tb.arg
+                    && let Some(bytes) = Arguments.read(register)
+                {
+                    shadow.calls.set_bytes(bytes);
+                }
             }
         }
     }
@@ -623,6 +654,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             runs_on: false,
             shape: None,
             region: None,
+            arg: None,
             cost: 0,
             insns: n as u64,
             error: None,
@@ -677,14 +709,21 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                 info.error = Some(e);
             }
         }
+        // Only the entry TBs of regions with `region_arg=` read registers: QEMU syncs the
+        // registers before such a callback, which costs a little.
+        info.arg = match (&info.shape, info.region) {
+            (Some(shape), Some(region)) if shape.func_entry => {
+                state.config.region_args.iter().find(|(r, _)| *r == region).map(|(_, register)| *register)
+            }
+            _ => None,
+        };
+        let flags = match info.arg {
+            Some(_) => qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS,
+            None => qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+        };
         let userdata = Box::into_raw(Box::new(info)) as *mut c_void;
         unsafe {
-            qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(
-                raw,
-                Some(on_tb_exec),
-                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-                userdata,
-            );
+            qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(raw, Some(on_tb_exec), flags, userdata);
         }
     }
     // Counting only: an inline add (with cycles on, the exec callback adds both counts).

@@ -12,6 +12,7 @@
 //!     [,profile=on][,wait=<start>:<end>:<fetch>:<data>]...[,stack=<lo>:<hi>][,stack_skip=<start>:<end>]...
 //!     [,handler=<addr>]...[,param=<name>:<value>]...[,flash=<start>:<end>:<ws>:<line>]...
 //!     [,prefetch=on][,icache=<size>:<ways>:<line>][,dcache=<size>:<ways>:<line>][,unified=on]
+//!     [,region_arg=<region>:<register>]...
 //! ```
 //!
 //! Numbers are decimal or `0x` hexadecimal; unknown keys are refused. The keys:
@@ -42,6 +43,11 @@
 //!   `icache=<size>:<ways>:<line>`, `dcache=<size>:<ways>:<line>`, `unified=on|off` (loads
 //!   through the instruction cache): the memory system
 //!   ([`MemoryConfig`]). Caches and prefetch need a `flash=` region; all need `core`.
+//! * `region_arg=<region>:<register>` (repeatable): each call of function region `<region>` (an
+//!   index of the functions file) processes as many bytes as argument register r`<register>`
+//!   (0 to 3) holds at the call's entry; the plugin reads it and reports it as the call's
+//!   `bytes=` ([`crate::results`]). Needs `functions` and a plugin that can read registers (QEMU
+//!   plugin API v2 or later: the plugin built for API v1 refuses it).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -134,6 +140,9 @@ pub struct PluginArgs {
     pub params: Vec<(String, String)>,
     /// The memory system (`flash=`, `prefetch=`, `icache=`, `dcache=`).
     pub memory: MemoryConfig,
+    /// Function regions whose calls' bytes are an argument register at entry: (region, register
+    /// 0..=3), sorted by region, one register per region.
+    pub region_args: Vec<(u32, u8)>,
 }
 
 impl PluginArgs {
@@ -150,6 +159,7 @@ impl PluginArgs {
             handlers: Vec::new(),
             params: Vec::new(),
             memory: MemoryConfig::default(),
+            region_args: Vec::new(),
         }
     }
 
@@ -201,6 +211,9 @@ impl PluginArgs {
             if let Some(c) = cache {
                 a.push(format!("{key}={}:{}:{}", c.size, c.ways, c.line));
             }
+        }
+        for (region, register) in &self.region_args {
+            a.push(format!("region_arg={region}:{register}"));
         }
         a
     }
@@ -297,6 +310,19 @@ impl PluginArgs {
                         args.memory.dcache = Some(g);
                     }
                 }
+                "region_arg" => {
+                    let v = numbers(key, value, 2)?;
+                    if v[1] > 3 {
+                        return Err(err(format!(
+                            "argument `region_arg`: register r{} is not an argument register (r0 .. r3)",
+                            v[1]
+                        )));
+                    }
+                    if args.region_args.iter().any(|(r, _)| *r == v[0]) {
+                        return Err(err(format!("argument `region_arg`: region {} is given twice", v[0])));
+                    }
+                    args.region_args.push((v[0], v[1] as u8));
+                }
                 "enter" | "enter_size" | "exit" | "exit_size" | "regions" | "regions_count" => {
                     nums.insert(key, number(key, value)?);
                 }
@@ -360,6 +386,10 @@ impl PluginArgs {
                 "`prefetch=`, `unified=`, `icache=` and `dcache=` need a `flash=` region",
             ));
         }
+        if !args.region_args.is_empty() && args.functions.is_none() {
+            return Err(Error::arg(Some("region_arg"), "`region_arg=` (bytes from a register) needs `functions=`"));
+        }
+        args.region_args.sort_unstable();
         if args.profile && args.functions.is_none() {
             return Err(Error::arg(Some("profile"), "`profile=on` needs `functions=`"));
         }

@@ -58,6 +58,7 @@ fn every_argument() -> PluginArgs {
             dcache: Some(mcubench_wire::CacheGeometry { size: 128, ways: 8, line: 16 }),
             unified: true,
         },
+        region_args: vec![(0, 2), (3, 1)],
     }
 }
 
@@ -94,6 +95,7 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         handlers: vec![0x428, 0x4c0, 0x4d8, 0x542],
         params: Vec::new(),
         memory: Default::default(),
+        region_args: Vec::new(),
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));
@@ -161,6 +163,10 @@ fn bad_arguments_are_refused_naming_the_key() {
         (out(&["core=cortex-m4", "flash=0:0x100:5:16", "icache=1000:2:16"]), Some("icache"), "sets"),
         (out(&["core=cortex-m4", "icache=1024:2:16"]), Some("flash"), "need a `flash=` region"),
         (out(&["core=cortex-m4", "flash=0:0x100:5:16", "prefetch=maybe"]), Some("prefetch"), "`on` or `off`"),
+        (out(&["core=cortex-m4", "region_arg=0:2"]), Some("region_arg"), "needs `functions=`"),
+        (out(&["core=cortex-m4", "functions=f", "region_arg=0:4"]), Some("region_arg"), "not an argument register"),
+        (out(&["core=cortex-m4", "functions=f", "region_arg=0:1", "region_arg=0:2"]), Some("region_arg"), "given twice"),
+        (out(&["core=cortex-m4", "functions=f", "region_arg=0"]), Some("region_arg"), "needs 2"),
         (
             out(&["enter=0x100", "enter_size=8", "exit=0x100", "exit_size=8", "regions=0x0", "regions_count=1"]),
             None,

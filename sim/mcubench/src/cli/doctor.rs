@@ -17,7 +17,7 @@ use mcubench_wire::PluginArgs;
 
 use super::{Error, Exit};
 use crate::config::board::Board;
-use crate::exec::plugin::{self, PluginApi, Source};
+use crate::exec::plugin::{self, Source};
 use crate::exec::scratch::ScratchDir;
 use crate::exec::version::{self, QemuInfo, SUPPORTED};
 use crate::exec::{self, Launch, contain};
@@ -106,7 +106,8 @@ fn qemu_check(path: &Path, qemu: &Result<QemuInfo, String>) -> Check {
     }
 }
 
-/// The plugin for the QEMU found, built if this is a checkout.
+/// The plugin for the QEMU found: where QEMU loads it from, which build (mcubench version and
+/// the embedded file's SHA-256) and which API.
 fn plugin_check(qemu: Option<&QemuInfo>) -> (Check, Option<PathBuf>) {
     let Some(q) = qemu else {
         let detail = "not checked: no supported QEMU".to_string();
@@ -120,25 +121,24 @@ fn plugin_check(qemu: Option<&QemuInfo>) -> (Check, Option<PathBuf>) {
             return (Check { name: "plugin", status: Status::Optional, detail, fix }, None);
         }
         Source::Given(_) => format!("from {}", plugin::ENV),
-        Source::Checkout { workspace } => format!("built from the source tree {}", display_dir(&workspace)),
-        Source::Installed(_) => "installed next to mcubench".to_string(),
-        Source::Missing(_) => String::new(),
+        Source::Embedded(_) => format!(
+            "mcubench {}'s embedded build, sha256 {}",
+            env!("CARGO_PKG_VERSION"),
+            &plugin::embedded_sha256(q.api)[..16]
+        ),
     };
     match plugin::locate_for(q.api) {
         Ok(Some(so)) => {
-            let detail = format!("{} (API {}, {from})", so.display(), q.api);
+            let detail = format!("{} (plugin API {}, {}; {from})", so.display(), q.api, q.api.qemu_range());
             (Check { name: "plugin", status: Status::Ok, detail, fix: String::new() }, Some(so))
         }
         Ok(None) => unreachable!("the plugin is disabled only by {}=off", plugin::ENV),
         Err(e) => {
             let fix = format!(
-                "install mcubench with its plugins, or set {}=<path to {}> (built with `cargo build --release {}`)",
+                "unset {} to use the plugin built into mcubench, or point it at a {} built for plugin API {}",
                 plugin::ENV,
                 q.api.file_name(),
-                match q.api {
-                    PluginApi::V1 => "-p mcubench-qemu-plugin",
-                    PluginApi::V3 => "--manifest-path sim/qemu-plugin/api-v3/Cargo.toml",
-                }
+                q.api
             );
             (Check { name: "plugin", status: Status::Missing, detail: e, fix }, None)
         }
@@ -300,8 +300,4 @@ fn resolved(qemu: &Path) -> PathBuf {
         return found;
     }
     qemu.to_path_buf()
-}
-
-fn display_dir(dir: &Path) -> String {
-    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).display().to_string()
 }

@@ -6,15 +6,15 @@
 //!   - crc32                                   # a name: every call, per call and in total
 //!   - { name: sha256_update, bytes: 1024 }    # cycles per byte: each call processes 1024 bytes
 //!   - { name: crc32_update, split: caller }   # the calls split by calling function
-//!   - { name: aes_ctr, bytes: arg2 }          # bytes from r2 at entry: needs the QEMU 9+ plugin
+//!   - { name: aes_ctr, bytes: arg2 }          # bytes from r2 at entry: needs QEMU 9.1 or later
 //! ```
 //!
 //! `bytes` is a constant per call (`1024`, `1 KiB`), or `arg0` .. `arg3`: the first four
 //! argument registers (r0 .. r3 under the AAPCS) read at each call's entry. Reading a register
-//! needs QEMU plugin API v2 or later (QEMU 9+); the plugin for QEMU 7.2 (API v1) cannot, so such
-//! a scenario is refused at load with a message that says so ([`check`]). The key is parsed
-//! all the same ([`RegionBytes::Argument`]), so that a plugin that can read registers only has
-//! to fill the per-call `bytes=` field of its results file (`mcubench_wire::Call::bytes`).
+//! needs QEMU plugin API v2 or later: the plugin build for QEMU 9.1 to 10.x (API v3) reads it
+//! ([`region_args`] become its `region_arg=` arguments) and fills each call's `bytes=` in its
+//! results file (`mcubench_wire::Call::bytes`); on QEMU 7.2 to 8.2 (API v1) such a scenario is
+//! a setup error naming the QEMU version (the pipeline checks it once the QEMU is known).
 
 use std::fmt;
 
@@ -40,7 +40,7 @@ pub enum RegionBytes {
     /// The same for every call (`bytes: 1024`).
     PerCall(u64),
     /// The value of argument register r`N` at the call's entry (`bytes: argN`, N = 0..3). Needs
-    /// a plugin that reads registers (QEMU 9+); refused on QEMU 7.2.
+    /// a plugin that reads registers (QEMU 9.1+); a setup error on QEMU 7.2 to 8.2.
     Argument(u8),
 }
 
@@ -136,13 +136,19 @@ impl<'de> Deserialize<'de> for RegionSpec {
     }
 }
 
-/// Whether the QEMU plugin can read argument registers (`bytes: argN`). The plugin is built for
-/// QEMU plugin API v1 (QEMU 7.2), which gives plugins no register access; a build for API v2+
-/// (QEMU 9+, issue #13) can, and turns this on when it fills the results' per-call `bytes=`.
-pub const PLUGIN_READS_REGISTERS: bool = false;
+/// The regions whose bytes come from an argument register: (index in `specs`, register), the
+/// plugin's `region_arg=` arguments.
+pub fn region_args(specs: &[RegionSpec]) -> Vec<(u32, u8)> {
+    (0..)
+        .zip(specs)
+        .filter_map(|(i, s)| match s.bytes {
+            Some(RegionBytes::Argument(r)) => Some((i, r)),
+            _ => None,
+        })
+        .collect()
+}
 
-/// What a scenario's `regions` may not be: an empty name, a name listed twice, or (on QEMU 7.2)
-/// bytes from an argument register.
+/// What a scenario's `regions` may not be: an empty name or a name listed twice.
 pub fn check(specs: &[RegionSpec]) -> Result<(), String> {
     for (i, spec) in specs.iter().enumerate() {
         let name = &spec.name;
@@ -151,16 +157,6 @@ pub fn check(specs: &[RegionSpec]) -> Result<(), String> {
         }
         if specs[..i].iter().any(|s| s.name == *name) {
             return Err(format!("regions: `{name}` is listed twice"));
-        }
-        if let Some(RegionBytes::Argument(r)) = spec.bytes
-            && !PLUGIN_READS_REGISTERS
-        {
-            return Err(format!(
-                "regions: `{name}`: `bytes: arg{r}` reads the byte count from register r{r} at each call's entry, \
-                 which needs the QEMU 9+ plugin (QEMU plugin API v2 or later); this mcubench's plugin is built for \
-                 QEMU 7.2 (plugin API v1), which cannot read registers. Give the bytes per call as a number \
-                 (`bytes: 1024`), or have the firmware report `bytes=` on its `kat` record"
-            ));
         }
     }
     Ok(())
@@ -218,11 +214,10 @@ mod tests {
     }
 
     #[test]
-    fn argument_registers_are_refused_on_qemu_7_2_naming_the_key() {
-        let specs = parse("[crc32, { name: aes_ctr, bytes: arg2 }]").unwrap();
-        let e = check(&specs).unwrap_err();
-        assert!(e.starts_with("regions: `aes_ctr`: `bytes: arg2` reads the byte count from register r2"), "{e}");
-        assert!(e.contains("needs the QEMU 9+ plugin") && e.contains("QEMU 7.2 (plugin API v1)"), "{e}");
+    fn argument_registers_become_plugin_arguments_and_names_are_checked() {
+        let specs = parse("[crc32, { name: aes_ctr, bytes: arg2 }, { name: f, bytes: 4 }, { name: g, bytes: arg0 }]").unwrap();
+        assert!(check(&specs).is_ok());
+        assert_eq!(region_args(&specs), vec![(1, 2), (3, 0)]);
         assert!(check(&parse("[crc32, { name: f, bytes: 64, split: caller }]").unwrap()).is_ok());
         assert!(check(&parse("[crc32, { name: crc32 }]").unwrap()).unwrap_err().contains("`crc32` is listed twice"));
         assert!(check(&parse("[\" \"]").unwrap()).unwrap_err().contains("empty function name"));

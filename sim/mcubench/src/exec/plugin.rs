@@ -7,23 +7,23 @@
 //!
 //! The plugin is built once per QEMU plugin API ([`PluginApi`]): `libmcubench_qemu_plugin_v1.so`
 //! for QEMU 7.2 to 8.2, `libmcubench_qemu_plugin_v3.so` for QEMU 9.1 to 10.x. The QEMU in use
-//! decides which one ([`super::version::probe`]). Once per process and API, in this order:
+//! decides which one ([`super::version::probe`]). Both builds are **embedded in the mcubench
+//! executable**: the crate's build script (`sim/mcubench/build.rs`) builds them with cargo and
+//! this module `include_bytes!`es them, so `cargo install` installs everything and the plugin
+//! always matches the mcubench that loads it. Once per process and API:
 //! 1. `MCUBENCH_QEMU_PLUGIN=off` runs without the plugin (instruction counts then come from
-//!    SysTick ticks, and the report says so); any other value is the path of the plugin `.so`.
-//! 2. In a source checkout (the mcubench crate's source tree is still where it was compiled, as
-//!    under `cargo run` and `cargo test`): cargo builds it, `-p mcubench-qemu-plugin` (v1) in
-//!    the workspace's target directory, or the `sim/qemu-plugin/api-v3` workspace (v3) into
-//!    `<workspace target dir>/qemu-plugin-v3/`. Cargo makes this a no-op when it is up to date,
-//!    so the plugin is never stale.
-//! 3. The build's file next to the running executable (an installed mcubench).
+//!    SysTick ticks, and the report says so); any other value is the path of a plugin `.so`
+//!    (a development build, say).
+//! 2. Otherwise the embedded build is written to the per-user cache ([`cache_dir`]) under its
+//!    SHA-256 (`<cache>/plugins/<hash>/<file>`), through a temporary file and a rename, so
+//!    concurrent mcubench processes never see half a file, and a file already there is used
+//!    only if its bytes are the embedded ones (a corrupted one is replaced).
 //!
-//! Failing all three is an error that says what to do: the runner never silently replaces exact
-//! counts with tick-derived ones. Whatever the source, the file's API tag (a string the plugin
-//! carries, see [`api_of`]) must name the API the QEMU needs: a plugin built for another API is
-//! refused before QEMU runs, never loaded to fail or crash.
+//! Whatever the source, the file's API tag (a string the plugin carries, see [`api_of`]) must
+//! name the API the QEMU needs: a plugin built for another API is refused before QEMU runs,
+//! never loaded to fail or crash.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use mcubench_elf::ElfImage;
@@ -55,42 +55,59 @@ pub fn locate_for(api: PluginApi) -> Result<Option<PathBuf>, String> {
     FOUND[slot].get_or_init(|| find(api).and_then(|so| checked(so, api))).clone()
 }
 
-/// Where the plugin for `api` comes from (see the module documentation), without building it.
+/// Where the plugin for `api` comes from (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     /// `MCUBENCH_QEMU_PLUGIN=off`.
     Off,
     /// `MCUBENCH_QEMU_PLUGIN=<path>`.
     Given(PathBuf),
-    /// Built by cargo from this source checkout, to this path.
-    Checkout { workspace: PathBuf },
-    /// Next to the mcubench executable.
-    Installed(PathBuf),
-    /// Nowhere: the message says what to do.
-    Missing(String),
+    /// The build embedded in this executable, written to (or found in) the per-user cache at
+    /// this path.
+    Embedded(PathBuf),
 }
 
-/// Where the plugin for `api` would come from.
+/// The plugin builds embedded in this executable by `build.rs`, with their SHA-256.
+fn embedded(api: PluginApi) -> (&'static [u8], &'static str) {
+    match api {
+        PluginApi::V1 => (
+            include_bytes!(concat!(env!("OUT_DIR"), "/libmcubench_qemu_plugin_v1.so")),
+            env!("MCUBENCH_PLUGIN_V1_SHA256"),
+        ),
+        PluginApi::V3 => (
+            include_bytes!(concat!(env!("OUT_DIR"), "/libmcubench_qemu_plugin_v3.so")),
+            env!("MCUBENCH_PLUGIN_V3_SHA256"),
+        ),
+    }
+}
+
+/// The SHA-256 of the plugin build for `api` embedded in this executable (hex), as `doctor`
+/// shows it.
+pub fn embedded_sha256(api: PluginApi) -> &'static str {
+    embedded(api).1
+}
+
+/// The per-user cache directory for files mcubench writes once and reuses: `$XDG_CACHE_HOME/mcubench`,
+/// else `$HOME/.cache/mcubench`, else `mcubench-<uid>` in the temporary directory.
+pub fn cache_dir() -> PathBuf {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(xdg) = non_empty("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return xdg.join("mcubench");
+    }
+    if let Some(home) = non_empty("HOME").filter(|p| p.is_absolute()) {
+        return home.join(".cache/mcubench");
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    std::env::temp_dir().join(format!("mcubench-{}", unsafe { libc::getuid() }))
+}
+
+/// Where the plugin for `api` comes from, and the file QEMU loads.
 pub fn source(api: PluginApi) -> Source {
     if let Some(value) = std::env::var_os(ENV).filter(|v| !v.is_empty()) {
         return if value == "off" { Source::Off } else { Source::Given(PathBuf::from(value)) };
     }
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if workspace.join("sim/qemu-plugin/Cargo.toml").is_file() {
-        return Source::Checkout { workspace };
-    }
-    let name = api.file_name();
-    if let Some(path) = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(name)))
-        && path.is_file()
-    {
-        return Source::Installed(path);
-    }
-    Source::Missing(format!(
-        "the mcubench QEMU plugin for {} ({name}, plugin API {api}) was not found next to the mcubench \
-         executable and there is no source tree to build it from; set {ENV}=<path to {name}>, or {ENV}=off \
-         to count instructions from SysTick ticks (resolution one tick)",
-        api.qemu_range()
-    ))
+    let (_, hash) = embedded(api);
+    Source::Embedded(cache_dir().join("plugins").join(&hash[..16]).join(api.file_name()))
 }
 
 fn find(api: PluginApi) -> Result<Option<PathBuf>, String> {
@@ -98,10 +115,38 @@ fn find(api: PluginApi) -> Result<Option<PathBuf>, String> {
         Source::Off => Ok(None),
         Source::Given(path) if path.is_file() => Ok(Some(path)),
         Source::Given(path) => Err(format!("{ENV}={}: no such file", path.display())),
-        Source::Checkout { workspace } => build_in(&workspace, api).map(Some),
-        Source::Installed(path) => Ok(Some(path)),
-        Source::Missing(message) => Err(message),
+        Source::Embedded(path) => extract(embedded(api).0, &path).map(Some),
     }
+}
+
+/// Makes `path` hold exactly `bytes`: kept when it already does, else written through a
+/// temporary file in the same directory and renamed over it (atomic: a concurrent reader, or
+/// QEMU loading it, sees the old file or the whole new one).
+fn extract(bytes: &[u8], path: &Path) -> Result<PathBuf, String> {
+    if std::fs::read(path).is_ok_and(|have| have == bytes) {
+        return Ok(path.to_path_buf());
+    }
+    let dir = path.parent().expect("a cache path has a directory");
+    let failed = |what: &str, p: &Path, e: std::io::Error| {
+        format!(
+            "cannot {what} {} to write mcubench's QEMU plugin there: {e}; make the cache directory writable \
+             (XDG_CACHE_HOME or HOME pick it), or set {ENV}=<path to a plugin .so>",
+            p.display()
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(|e| failed("create", dir, e))?;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let temporary = dir.join(format!(".{}.{}.{nanos}.tmp", api_file_stem(path), std::process::id()));
+    std::fs::write(&temporary, bytes).map_err(|e| failed("write", &temporary, e))?;
+    std::fs::rename(&temporary, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        failed("rename a temporary file to", path, e)
+    })?;
+    Ok(path.to_path_buf())
+}
+
+fn api_file_stem(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// `so` if its API tag says `api`; an error naming both and what to do otherwise.
@@ -121,7 +166,7 @@ fn checked(so: Option<PathBuf>, api: PluginApi) -> Result<Option<PathBuf>, Strin
             api.file_name(),
             match std::env::var_os(ENV).filter(|v| !v.is_empty()) {
                 Some(_) => format!("point {ENV} at that build or unset it"),
-                None => "reinstall mcubench with its plugins".to_string(),
+                None => "reinstall mcubench".to_string(),
             }
         )),
     }
@@ -134,39 +179,6 @@ pub fn api_of(so: &[u8]) -> Option<u32> {
     so.windows(TAG.len() + 2).filter(|w| w.starts_with(TAG)).find_map(|w| {
         (w[TAG.len()].is_ascii_digit() && w[TAG.len() + 1] == b'\n').then(|| u32::from(w[TAG.len()] - b'0'))
     })
-}
-
-/// Builds the plugin for `api` with cargo from the checkout at `workspace` and returns the `.so`.
-fn build_in(workspace: &Path, api: PluginApi) -> Result<PathBuf, String> {
-    let target = crate::build::target_directory(workspace).map_err(|e| e.to_string())?;
-    // v1 is a member of the host workspace; v3 is its own workspace (its API feature cannot be
-    // unified with v1's), with its own target directory.
-    let (args, target) = match api {
-        PluginApi::V1 => (vec!["-p", "mcubench-qemu-plugin"], target),
-        PluginApi::V3 => (vec!["--manifest-path", "sim/qemu-plugin/api-v3/Cargo.toml"], target.join("qemu-plugin-v3")),
-    };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(workspace)
-        .args(["build", "--release", "--quiet"])
-        .args(&args)
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run cargo to build the QEMU plugin: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "building the QEMU plugin for plugin API {api} (`cargo build --release {}`) failed:\n{}\n\
-             hint: {ENV}=off runs without it (instruction counts from SysTick ticks)",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        ));
-    }
-    let so = target.join("release").join(api.file_name());
-    if so.is_file() { Ok(so) } else { Err(format!("cargo built the QEMU plugin but {} is missing", so.display())) }
 }
 
 /// The markers of `image`: `None` if it defines none of the three symbols (e.g. C firmware
@@ -431,6 +443,39 @@ mod tests {
         std::fs::write(&old, b"\x7fELF").unwrap();
         let e = checked(Some(old), PluginApi::V1).unwrap_err();
         assert!(e.contains("not an mcubench plugin of this version (it has no API tag)"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn each_embedded_build_carries_its_api_tag() {
+        for api in PluginApi::ALL {
+            let (bytes, hash) = embedded(api);
+            assert_eq!(api_of(bytes), Some(api.number()), "the embedded {} build", api.file_name());
+            assert_eq!(hash.len(), 64, "{hash}");
+        }
+    }
+
+    #[test]
+    fn extraction_writes_once_and_replaces_a_corrupted_file() {
+        let dir = tempdir("extract");
+        let path = dir.join("cache/plugins/0123/libmcubench_qemu_plugin_v1.so");
+        assert_eq!(extract(b"plugin bytes", &path), Ok(path.clone()));
+        assert_eq!(std::fs::read(&path).unwrap(), b"plugin bytes");
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(extract(b"plugin bytes", &path), Ok(path.clone()));
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), written, "an intact file is kept");
+        std::fs::write(&path, b"plugin by").unwrap();
+        assert_eq!(extract(b"plugin bytes", &path), Ok(path.clone()));
+        assert_eq!(std::fs::read(&path).unwrap(), b"plugin bytes");
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(leftovers.len(), 1, "no temporary files are left: {leftovers:?}");
+        std::fs::create_dir_all(dir.join("ro")).unwrap();
+        let blocked = dir.join("ro/file/libmcubench_qemu_plugin_v1.so");
+        std::fs::write(dir.join("ro/file"), b"").unwrap();
+        let e = extract(b"x", &blocked).unwrap_err();
+        assert!(e.starts_with(&format!("cannot create {}", dir.join("ro/file").display())), "{e}");
+        assert!(e.contains(&format!("set {ENV}=")), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
