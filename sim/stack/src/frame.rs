@@ -921,6 +921,21 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                     succ.push((skip_fall, cond_state.clone()));
                 }
             }
+            // An ARMv6-M switch (`mov pc`/`add pc` through a table after the code): every case
+            // is a jump inside the function.
+            Flow::JumpIndirect { literal: None } if let Some(cases) = crate::switch::targets(image, fmap, insns, insn, f) => {
+                match cases {
+                    Ok(ts) => {
+                        for t in ts {
+                            succ.push((t, next.clone()));
+                        }
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(Frame::Unknown { at: addr, detail: e });
+                        continue 'work;
+                    }
+                }
+            }
             Flow::JumpIndirect { literal } => {
                 let target = literal.and_then(|l| image.word_at(u64::from(l)));
                 match (target, known_target) {
