@@ -923,7 +923,9 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
             }
             // An ARMv6-M switch (`mov pc`/`add pc` through a table after the code): every case
             // is a jump inside the function.
-            Flow::JumpIndirect { literal: None } if let Some(cases) = crate::switch::targets(image, fmap, insns, insn, f) => {
+            Flow::JumpIndirect { literal: None }
+                if let Some(cases) = crate::switch::targets(image, fmap, insns, insn, f) =>
+            {
                 match cases {
                     Ok(ts) => {
                         for t in ts {

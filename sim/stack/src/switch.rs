@@ -220,7 +220,13 @@ fn guarded_count(insns: &BTreeMap<u32, Insn>, first: u32, index: u8) -> Option<u
 
 /// The case addresses of `table`: `count` entries when known, else up to where the table
 /// visibly ends.
-fn read(image: &ElfImage, fmap: &FunctionMap, table: &Table, count: Option<u32>, f: &Function) -> Result<Vec<u32>, String> {
+fn read(
+    image: &ElfImage,
+    fmap: &FunctionMap,
+    table: &Table,
+    count: Option<u32>,
+    f: &Function,
+) -> Result<Vec<u32>, String> {
     let width = match table.entry {
         Entry::Address => 4,
         Entry::Offset { width, .. } => width,
@@ -253,7 +259,8 @@ fn read(image: &ElfImage, fmap: &FunctionMap, table: &Table, count: Option<u32>,
                 w & !1
             }
             Entry::Offset { base, .. } => {
-                let e = if width == 2 { u32::from(u16::from_le_bytes([bytes[0], bytes[1]])) } else { u32::from(bytes[0]) };
+                let e =
+                    if width == 2 { u32::from(u16::from_le_bytes([bytes[0], bytes[1]])) } else { u32::from(bytes[0]) };
                 let t = base + 2 * e;
                 if t < pos + width && count.is_none() {
                     // Points into the table itself: padding after the last entry.
