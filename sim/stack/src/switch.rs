@@ -6,6 +6,8 @@
 //! - LLVM, table of byte offsets (`tTBB_JT` lowered for v6-M, `-O2`/`-O3`):
 //!   `add rX, pc; ldrb rX, [rX, #k]; lsls rX, rX, #1; add pc, rX` (entries are halfword
 //!   counts from the `add pc`'s PC), and the same with `ldrh` on a pre-doubled index.
+//! - GCC: `bl __gnu_thumb1_case_uqi` (`sqi`, `uhi`, `shi`, `si`) with the case number in r0
+//!   and the table right after the `bl`; libgcc's helper returns into the selected case.
 //!
 //! Taken as an indirect jump out of the function, the cases' calls would be missed; read here,
 //! every case is followed as a jump inside the function. The number of entries comes from a
@@ -27,8 +29,10 @@ const LOOKBACK: usize = 4;
 enum Entry {
     /// A 32-bit Thumb code address (bit 0 set).
     Address,
-    /// An unsigned byte or halfword: target = `base + 2 * entry`.
-    Offset { width: u32, base: u32 },
+    /// A byte or halfword: target = `base + 2 * entry`.
+    Offset { width: u32, base: u32, signed: bool },
+    /// A 32-bit byte offset: target = `base + entry` (bit 0, the Thumb bit, cleared).
+    Words { base: u32 },
 }
 
 /// A recognised table: where it starts, its entry kind, and the register holding the case
@@ -184,7 +188,7 @@ fn offset_table(prev: &[&Insn], ry: u8, dispatch: u32) -> Option<Table> {
             _ => (None, add.addr),
         }
     };
-    Some(Table { start, entry: Entry::Offset { width, base: dispatch + 4 }, index, first })
+    Some(Table { start, entry: Entry::Offset { width, base: dispatch + 4, signed: false }, index, first })
 }
 
 /// Cases guarded by `cmp rJ, #N` directly followed by `bhi` to the default (N + 1 cases on the
@@ -228,7 +232,7 @@ fn read(
     f: &Function,
 ) -> Result<Vec<u32>, String> {
     let width = match table.entry {
-        Entry::Address => 4,
+        Entry::Address | Entry::Words { .. } => 4,
         Entry::Offset { width, .. } => width,
     };
     let data_end = fmap.data_range(table.start).map_or(f.end, |d| d.end.min(f.end));
@@ -258,21 +262,43 @@ fn read(
                 }
                 w & !1
             }
-            Entry::Offset { base, .. } => {
-                let e =
-                    if width == 2 { u32::from(u16::from_le_bytes([bytes[0], bytes[1]])) } else { u32::from(bytes[0]) };
-                let t = base + 2 * e;
-                if t < pos + width && count.is_none() {
+            Entry::Offset { base, signed, .. } => {
+                let e = match (width, signed) {
+                    (2, false) => i64::from(u16::from_le_bytes([bytes[0], bytes[1]])),
+                    (2, true) => i64::from(i16::from_le_bytes([bytes[0], bytes[1]])),
+                    (_, false) => i64::from(bytes[0]),
+                    (_, true) => i64::from(bytes[0] as i8),
+                };
+                let t = u32::try_from(i64::from(base) + 2 * e).unwrap_or(0);
+                if t < pos + width && t >= table.start && count.is_none() {
                     // Points into the table itself: padding after the last entry.
                     break;
                 }
-                if !f.contains(t) {
-                    return Err(format!("switch table entry at 0x{pos:08x} jumps to 0x{t:08x}, outside the function"));
+                if !f.contains(t) || fmap.is_data(t) {
+                    return Err(format!(
+                        "switch table entry at 0x{pos:08x} jumps to 0x{t:08x}, outside the function's code"
+                    ));
+                }
+                t
+            }
+            Entry::Words { base } => {
+                let w = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                let t = base.wrapping_add(w) & !1;
+                if !f.contains(t) || fmap.is_data(t) {
+                    if count.is_none() && !targets.is_empty() {
+                        break;
+                    }
+                    return Err(format!(
+                        "switch table entry at 0x{pos:08x} jumps to 0x{t:08x}, outside the function's code"
+                    ));
                 }
                 t
             }
         };
-        min_target = min_target.min(target);
+        // Cases after the table end it (a case before it, reached backwards, does not).
+        if target > table.start {
+            min_target = min_target.min(target);
+        }
         targets.push(target);
         pos += width;
         n += 1;
@@ -281,4 +307,40 @@ fn read(
         return Err(format!("switch table at 0x{:08x} has no entries", table.start));
     }
     Ok(targets)
+}
+
+/// How libgcc's Thumb-1 case helper `name` (GCC's v6-M switch: `bl __gnu_thumb1_case_uqi` with
+/// the case number in r0 and the table right after the `bl`) reads its table, from
+/// libgcc/config/arm/lib1funcs.S: byte or halfword entries counting halfwords from the return
+/// address, or (`_si`) words counting bytes from the word-aligned return address.
+fn gnu_case_entry(name: &str, bl: &Insn) -> Option<(u32, Entry)> {
+    let after = bl.addr + u32::from(bl.len);
+    match name {
+        "__gnu_thumb1_case_uqi" => Some((after, Entry::Offset { width: 1, base: after, signed: false })),
+        "__gnu_thumb1_case_sqi" => Some((after, Entry::Offset { width: 1, base: after, signed: true })),
+        "__gnu_thumb1_case_uhi" => Some((after, Entry::Offset { width: 2, base: after, signed: false })),
+        "__gnu_thumb1_case_shi" => Some((after, Entry::Offset { width: 2, base: after, signed: true })),
+        "__gnu_thumb1_case_si" => {
+            let base = (after + 3) & !3;
+            Some((base, Entry::Words { base }))
+        }
+        _ => None,
+    }
+}
+
+/// The case addresses of a GCC v6-M switch: a `bl` to libgcc's `__gnu_thumb1_case_*` helper
+/// `callee` (which returns into the selected case, not after the `bl`), or None when `callee`
+/// is no such helper.
+pub(crate) fn gnu_case_targets(
+    image: &ElfImage,
+    fmap: &FunctionMap,
+    insns: &BTreeMap<u32, Insn>,
+    bl: &Insn,
+    callee: &str,
+    f: &Function,
+) -> Option<Result<Vec<u32>, String>> {
+    let (start, entry) = gnu_case_entry(callee, bl)?;
+    let table = Table { start, entry, index: Some(0), first: bl.addr };
+    let count = guarded_count(insns, bl.addr, 0);
+    Some(read(image, fmap, &table, count, f))
 }

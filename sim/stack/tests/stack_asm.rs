@@ -175,7 +175,7 @@ fn armv6m_switch_tables_are_followed_case_by_case() {
     let r = report("v6m-switch", Annotations::default());
     let text = r.to_text(&[]);
     // No `mov pc`/`add pc` of a switch is an indirect jump out of its function.
-    for f in ["sw_words", "sw_bytes", "sw_guarded"] {
+    for f in ["sw_words", "sw_bytes", "sw_guarded", "sw_gcc"] {
         let calls = &r.function(f).unwrap_or_else(|| panic!("no function {f}")).calls;
         assert!(!calls.iter().any(|c| matches!(c.kind, CallKind::IndirectTail)), "{f}: {text}");
     }
@@ -187,6 +187,9 @@ fn armv6m_switch_tables_are_followed_case_by_case() {
     assert_eq!(bytes_of(&r, "sw_bytes").bytes(), Some(96), "{text}");
     // `cmp r0, #1; bhi`: two cases, not the pool word after them (which would give 88).
     assert_eq!(bytes_of(&r, "sw_guarded").bytes(), Some(16), "{text}");
+    // GCC's `bl __gnu_thumb1_case_uqi` returns into a case: 8 + 80, not 8 + 4 (the helper).
+    assert_eq!(frame_of(&r, "__gnu_thumb1_case_uqi"), Frame::Known { bytes: 4 }, "{text}");
+    assert_eq!(bytes_of(&r, "sw_gcc").bytes(), Some(88), "{text}");
     assert_eq!(reset(&r).bytes(), Some(96), "{text}");
 }
 

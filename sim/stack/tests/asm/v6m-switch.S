@@ -13,6 +13,9 @@
  *   sw_guarded  the word table behind `cmp r0, #1; bhi default`: two cases; the literal pool
  *               word after them is the address of a block calling `deep` that no path reaches,
  *               which the `cmp` keeps out of the table.
+ *   sw_gcc      GCC's v6-M switch: `cmp r0, #2; bhi default; bl __gnu_thumb1_case_uqi` with
+ *               the byte table after the `bl` (halfwords from the return address); the helper
+ *               (libgcc's, as lib1funcs.S has it) returns into the case, not after the `bl`.
  *
  * Expected bounds (bytes below the entry SP; every push is 4 B per register):
  *   leaf        no stack                                                =  0
@@ -25,7 +28,11 @@
  *   sw_guarded  push {r4, lr} = 8; cases: bl leaf 8, bl mid 8 + 8; default: none
  *                                                                       = 16
  *               (88 if the pool word were read as a third case)
- *   Reset_Handler  bl each of the three at depth 0: max(88, 96, 16)     = 96
+ *   __gnu_thumb1_case_uqi  push {r1}                                  =  4
+ *   sw_gcc      push {r4, lr} = 8; the helper at depth 8: 8 + 4 = 12; cases: bl leaf 8,
+ *               bl deep 8 + 80, bl mid 8 + 8; default: none            = 88
+ *               (12 if the `bl` were a call returning into the table)
+ *   Reset_Handler  bl each of the four at depth 0: max(88, 96, 16, 88)  = 96
  */
     .syntax unified
     .cpu cortex-m0
@@ -49,6 +56,8 @@ Reset_Handler:
     bl      sw_bytes
     movs    r0, #0
     bl      sw_guarded
+    movs    r0, #1
+    bl      sw_gcc
     b       .
     .size Reset_Handler, . - Reset_Handler
 
@@ -161,3 +170,43 @@ sw_guarded:
     movs    r0, #0
     pop     {r4, pc}
     .size sw_guarded, . - sw_guarded
+
+    .type __gnu_thumb1_case_uqi, %function
+    .thumb_func
+__gnu_thumb1_case_uqi:
+    push    {r1}
+    mov     r1, lr
+    lsrs    r1, r1, #1
+    lsls    r1, r1, #1
+    ldrb    r1, [r1, r0]
+    lsls    r1, r1, #1
+    add     lr, lr, r1
+    pop     {r1}
+    bx      lr
+    .size __gnu_thumb1_case_uqi, . - __gnu_thumb1_case_uqi
+
+    .type sw_gcc, %function
+    .thumb_func
+sw_gcc:
+    push    {r4, lr}
+    cmp     r0, #2
+    bhi     .Lc_default
+    bl      __gnu_thumb1_case_uqi
+.Lc_table:
+    .byte   (.Lc_case0 - .Lc_table) / 2
+    .byte   (.Lc_case1 - .Lc_table) / 2
+    .byte   (.Lc_case2 - .Lc_table) / 2
+    .balign 2
+.Lc_case0:
+    bl      leaf
+    pop     {r4, pc}
+.Lc_case1:
+    bl      deep
+    pop     {r4, pc}
+.Lc_case2:
+    bl      mid
+    pop     {r4, pc}
+.Lc_default:
+    movs    r0, #0
+    pop     {r4, pc}
+    .size sw_gcc, . - sw_gcc
