@@ -1,5 +1,6 @@
 //! `mcubench stack` through the CLI binary: a scenario (every board × profile, filtered), an
-//! ELF with --board, and `priorities:` from the annotation file.
+//! ELF with --board, `priorities:` from the annotation file, and annotation entries that the
+//! analysed builds lack (notes, not errors, when only part of the matrix is analysed).
 
 // Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
 #![cfg(feature = "full")]
@@ -64,6 +65,44 @@ fn scenario_with_board_and_profile_filters() {
         .unwrap());
     let direct: serde_json::Value = serde_json::from_str(&direct).unwrap();
     assert_eq!(direct["msp"], c["msp"]);
+}
+
+/// An annotation entry for a function that the analysed builds lack is normal across a build
+/// matrix (`<core::fmt::Formatter>::pad` exists only in the size builds: inlined at opt-level 2
+/// and 3): restricted to such builds, the run notes it and goes on; the whole matrix has it.
+#[test]
+fn an_entry_missing_from_the_analysed_profile_is_a_note_not_an_error() {
+    let kat = repo().join("scenarios/kat.yaml");
+    let out =
+        mcubench().args(["stack"]).arg(&kat).args(["--board", "mps2-an386", "--profile", "speed"]).output().unwrap();
+    let text = ok(&out);
+    assert!(text.starts_with("== mps2-an386 / speed ("), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mcubench: note: ")
+            && stderr.contains("`<core::fmt::Formatter>::pad`")
+            && stderr.contains("another board or profile of the scenario may"),
+        "{stderr}"
+    );
+    // `mcubench run` the same way (one cell: build cached, one QEMU run): not refused either.
+    let out = mcubench()
+        .args(["run", "--quiet"])
+        .arg(&kat)
+        .args(["--board", "mps2-an386", "--profile", "speed"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("`<core::fmt::Formatter>::pad`"), "{stderr}");
+    // The size build has the function: nothing to note for it.
+    let out =
+        mcubench().args(["stack"]).arg(&kat).args(["--board", "mps2-an386", "--profile", "size"]).output().unwrap();
+    ok(&out);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("Formatter>::pad`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

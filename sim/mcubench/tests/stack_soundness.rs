@@ -62,23 +62,17 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
         }
         match excl {
             Some(e) if e <= bound && e >= measured => {}
-            // Known analyzer gap (not of this figure; the microbit cells): an ARMv6-M switch (`add rX, pc, #k;
-            // ldr rY, [rX, rZ]; mov pc, rY`, a table of code addresses inside the function) is
-            // taken as an indirect tail jump out of `kat::__cortex_m_rt_main`, so the calls in
-            // its cases are not seen. The sound bound stays above the mark only because the
-            // panic path is deeper; without it the gap shows. Tied to that cause: any other
-            // shortfall fails.
-            Some(e) if e < measured && switch_as_tail_jump(&r, "kat::__cortex_m_rt_main") => {
-                eprintln!(
-                    "{}/{}: excluding panic {e} B < measured {measured} B: KNOWN GAP, a Thumb-1 `mov pc` switch \
-                     in kat::__cortex_m_rt_main is read as a tail jump (its cases' calls are missed)",
-                    cell.board, cell.profile
-                );
-            }
             other => failures.push(format!(
                 "{}/{}: excluding panic {other:?} B not between measured {measured} B and sound {bound} B",
                 cell.board, cell.profile
             )),
+        }
+        // The ARMv6-M switch in main (`mov pc`/`add pc` through a table of cases) is followed
+        // case by case, not read as an indirect jump out of the function.
+        if r.function("kat::__cortex_m_rt_main")
+            .is_some_and(|f| f.calls.iter().any(|c| matches!(c.kind, mcubench_stack::CallKind::IndirectTail)))
+        {
+            failures.push(format!("{}/{}: an indirect tail jump in kat::__cortex_m_rt_main", cell.board, cell.profile));
         }
         if x.top.is_none() || r.top.is_none() {
             failures.push(format!("{}/{}: no top contributor", cell.board, cell.profile));
@@ -91,11 +85,4 @@ fn static_bound_is_at_least_the_measured_high_water_mark() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
     assert_eq!(checked, 15, "every board × profile checked");
-}
-
-/// Whether `function` has an indirect tail jump, as the analyzer reads the `mov pc, rY` of the
-/// ARMv6-M switch pattern it does not follow yet.
-fn switch_as_tail_jump(r: &mcubench_stack::StackReport, function: &str) -> bool {
-    r.function(function)
-        .is_some_and(|f| f.calls.iter().any(|c| matches!(c.kind, mcubench_stack::CallKind::IndirectTail)))
 }

@@ -870,6 +870,33 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                     }
                 }
             }
+            // GCC's v6-M switch: `bl __gnu_thumb1_case_*` returns into the case its table
+            // selects (the helper's own frame counts as a call at this depth).
+            Flow::Call { target }
+                if let Some(cases) = fmap
+                    .at(target)
+                    .and_then(|g| crate::switch::gnu_case_targets(image, fmap, insns, insn, &g.name, f)) =>
+            {
+                add_call(&mut calls, CallKind::Call { target }, depth_of(next.sp), 0);
+                if cond {
+                    succ.push((skip_fall, cond_state.clone()));
+                }
+                match cases {
+                    Ok(ts) => {
+                        let mut after = next.clone();
+                        // The helper restores every register but LR.
+                        after.regs[14] = None;
+                        written |= 1 << 14;
+                        for t in ts {
+                            succ.push((t, after.clone()));
+                        }
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(Frame::Unknown { at: addr, detail: e });
+                        continue 'work;
+                    }
+                }
+            }
             Flow::Call { .. } | Flow::CallIndirect { .. } => {
                 let kind = match (insn.flow, known_target) {
                     (Flow::Call { target }, _) | (_, Some(target)) => CallKind::Call { target },
@@ -919,6 +946,23 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                 }
                 if cond {
                     succ.push((skip_fall, cond_state.clone()));
+                }
+            }
+            // An ARMv6-M switch (`mov pc`/`add pc` through a table after the code): every case
+            // is a jump inside the function.
+            Flow::JumpIndirect { literal: None }
+                if let Some(cases) = crate::switch::targets(image, fmap, insns, insn, f) =>
+            {
+                match cases {
+                    Ok(ts) => {
+                        for t in ts {
+                            succ.push((t, next.clone()));
+                        }
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(Frame::Unknown { at: addr, detail: e });
+                        continue 'work;
+                    }
                 }
             }
             Flow::JumpIndirect { literal } => {

@@ -107,6 +107,7 @@ pub mod frame;
 pub mod noreturn;
 pub mod packs;
 pub mod report;
+mod switch;
 
 pub use annotations::Annotations;
 pub use exception::{

@@ -1,7 +1,8 @@
 //! Hand-written assembly (tests/asm/*.S, each with its expected bounds derived by hand in its
 //! comments): size-0 function symbols with `bl` to local subroutines, SP loops with a trip
 //! count the code shows (and an annotation request with candidates when it does not), a
-//! bootloader's SP hand-off, and vector tables that stop where they really end.
+//! bootloader's SP hand-off, vector tables that stop where they really end, and ARMv6-M switch
+//! tables (`mov pc`/`add pc` through a table after the code) followed case by case.
 //!
 //! The fast tier analyses the committed ELFs (tests/data/asm-*.elf); the full tier rebuilds
 //! them from source with tests/corpus/build-asm.sh and checks that the rebuild is identical to
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use mcubench_elf::ElfImage;
-use mcubench_stack::{Annotations, Bound, Frame, StackOptions, StackReport, analyze};
+use mcubench_stack::{Annotations, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
 
 #[cfg(not(feature = "full"))]
 fn elf(name: &str) -> PathBuf {
@@ -169,11 +170,34 @@ fn vector_table_inside_text_stops_at_the_first_word_that_is_no_handler() {
     assert_eq!(r.msp.bytes(), Some(364), "{text}");
 }
 
+#[test]
+fn armv6m_switch_tables_are_followed_case_by_case() {
+    let r = report("v6m-switch", Annotations::default());
+    let text = r.to_text(&[]);
+    // No `mov pc`/`add pc` of a switch is an indirect jump out of its function.
+    for f in ["sw_words", "sw_bytes", "sw_guarded", "sw_gcc"] {
+        let calls = &r.function(f).unwrap_or_else(|| panic!("no function {f}")).calls;
+        assert!(!calls.iter().any(|c| matches!(c.kind, CallKind::IndirectTail)), "{f}: {text}");
+    }
+    assert_eq!(frame_of(&r, "sw_words"), Frame::Known { bytes: 8 }, "{text}");
+    assert_eq!(frame_of(&r, "sw_bytes"), Frame::Known { bytes: 16 }, "{text}");
+    // Table of case addresses: its deepest case calls `deep`: 8 + 80.
+    assert_eq!(bytes_of(&r, "sw_words").bytes(), Some(88), "{text}");
+    // Table of byte offsets (with a padding byte): 16 + 80.
+    assert_eq!(bytes_of(&r, "sw_bytes").bytes(), Some(96), "{text}");
+    // `cmp r0, #1; bhi`: two cases, not the pool word after them (which would give 88).
+    assert_eq!(bytes_of(&r, "sw_guarded").bytes(), Some(16), "{text}");
+    // GCC's `bl __gnu_thumb1_case_uqi` returns into a case: 8 + 80, not 8 + 4 (the helper).
+    assert_eq!(frame_of(&r, "__gnu_thumb1_case_uqi"), Frame::Known { bytes: 4 }, "{text}");
+    assert_eq!(bytes_of(&r, "sw_gcc").bytes(), Some(88), "{text}");
+    assert_eq!(reset(&r).bytes(), Some(96), "{text}");
+}
+
 /// The committed ELFs are what the committed sources build to.
 #[cfg(feature = "full")]
 #[test]
 fn committed_elfs_are_the_build_of_the_sources() {
-    for name in ["localsub", "sploop", "handoff", "vectors", "vectors-text"] {
+    for name in ["localsub", "sploop", "handoff", "vectors", "vectors-text", "v6m-switch"] {
         let built = std::fs::read(elf(name)).expect("built ELF");
         let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/asm-{name}.elf"));
         let committed = std::fs::read(&committed).expect("committed ELF");

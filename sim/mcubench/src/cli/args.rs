@@ -112,6 +112,39 @@ pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<RunReport>, Error> {
     Ok(reports)
 }
 
+/// Checks a scenario's annotation entries against the builds analysed (`per_build`: each build's
+/// annotation file and the entries it ignored). An entry that some builds lack is normal across a
+/// build matrix (the function was inlined there): a note. One that no analysed build has is a
+/// typo or a stale entry, an error, when the whole matrix was analysed; when only part of it was
+/// (`--board`, `--profile`, a shard), the other builds may have it, so it is a note too.
+pub fn check_annotation_names(
+    per_build: &[(Option<&std::path::Path>, &[mcubench_stack::annotations::Ignored])],
+    whole_matrix: bool,
+) -> Result<(), Error> {
+    let unknown = mcubench_stack::annotations::unknown_everywhere(per_build);
+    if whole_matrix && !unknown.is_empty() {
+        return Err(unknown_annotations(&unknown, per_build.len()));
+    }
+    let mut seen: Vec<&mcubench_stack::annotations::Ignored> = Vec::new();
+    for (_, ignored) in per_build {
+        for note in ignored.iter() {
+            if unknown.iter().any(|u| u.same_entry(note)) {
+                if !seen.iter().any(|s| s.same_entry(note)) {
+                    seen.push(note);
+                    eprintln!(
+                        "mcubench: note: {note}: entry ignored; none of the {} builds analysed here has it, \
+                         another board or profile of the scenario may (a run of the whole matrix checks)",
+                        per_build.len()
+                    );
+                }
+            } else {
+                eprintln!("mcubench: note: {note}: entry ignored for this build (inlined?)");
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The error for annotation entries that name nothing in any of the `builds` analysed.
 pub fn unknown_annotations(unknown: &[mcubench_stack::annotations::Ignored], builds: usize) -> Error {
     let lines: Vec<String> = unknown.iter().map(|u| u.to_string()).collect();

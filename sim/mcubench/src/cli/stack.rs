@@ -35,6 +35,7 @@ pub struct StackArgs {
 pub fn run(a: StackArgs) -> Result<Exit, Error> {
     let names: Vec<&str> = a.functions.iter().map(String::as_str).collect();
     if stack::is_scenario_path(&a.elf) {
+        let whole_matrix = a.board.is_none() && a.profile.is_none();
         let cells = stack::analyze_scenario(
             &a.elf,
             &a.board.into_iter().collect::<Vec<_>>(),
@@ -42,19 +43,11 @@ pub fn run(a: StackArgs) -> Result<Exit, Error> {
             a.annotations.as_deref(),
         )?;
         let per_build: Vec<_> = cells.iter().map(|c| (c.annotations.as_deref(), c.ignored.as_slice())).collect();
-        let unknown = mcubench_stack::annotations::unknown_everywhere(&per_build);
-        if !unknown.is_empty() {
-            return Err(args::unknown_annotations(&unknown, cells.len()));
-        }
-        // Missing from some builds only: inlined there.
-        for note in cells.iter().flat_map(|c| &c.ignored) {
-            eprintln!("mcubench: note: {note}: entry ignored for this build (inlined?)");
-        }
+        args::check_annotation_names(&per_build, whole_matrix)?;
         match a.format {
-            TextFormat::Json => println!(
-                "{}",
-                serde_json::to_string_pretty(&stack::cells_json(&cells, &names)).expect("serializable")
-            ),
+            TextFormat::Json => {
+                println!("{}", serde_json::to_string_pretty(&stack::cells_json(&cells, &names)).expect("serializable"))
+            }
             TextFormat::Table => args::print(&stack::cells_text(&cells, &names)),
         }
         return Ok(Exit::Pass);
