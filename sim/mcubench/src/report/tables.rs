@@ -120,7 +120,6 @@ pub fn clock_text(hz: u64) -> String {
     if v.fract() == 0.0 { format!("{v:.0} {unit}") } else { format!("{v} {unit}") }
 }
 
-
 fn kat<'a>(cell: &'a CellReport, row: &str, what: &str) -> Option<&'a KatReport> {
     let id = format!("{row}/{what}");
     cell.kats.iter().find(|k| k.id == id)
