@@ -30,8 +30,9 @@ pub enum Metric {
     InstructionsTotal,
     /// A metric a `verdict.record` pattern captured from the console (rounded up).
     Recorded,
-    /// Time of a KAT operation or function region (its estimated cycles) at the scenario's
-    /// `table.clock`, microseconds rounded up.
+    /// Time of a KAT operation or function region (its estimated cycles) at the cell's clock
+    /// (board timing profile or `model.clock`), else the scenario's `table.clock`, microseconds
+    /// rounded up.
     Time,
 }
 
@@ -178,7 +179,7 @@ pub struct Totals<'a> {
     pub cycles: Option<u64>,
     pub instructions: Option<u64>,
     pub metrics: Option<&'a std::collections::BTreeMap<String, crate::report::MetricValue>>,
-    /// The clock time budgets convert cycles at (`table.clock`), Hz.
+    /// The clock time budgets convert cycles at (the cell's, else `table.clock`), Hz.
     pub clock_hz: Option<u64>,
 }
 

@@ -202,7 +202,9 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         cycles: report.cycles_total,
         instructions: report.instructions_total,
         metrics: Some(&report.metrics),
-        clock_hz: scenario.table.as_ref().map(|t| t.clock_hz),
+        // The cell's clock (board timing profile or model.clock) when it has one, as the table's
+        // time column; else the table's stated clock.
+        clock_hz: report.clock_hz.or(scenario.table.as_ref().map(|t| t.clock_hz)),
     };
     let regions = gate::check_regions(&measure.region_budgets, &lookup, totals);
     report.budgets.extend(regions);

@@ -118,8 +118,9 @@ pub struct RegionBudgets {
     /// Limits on metrics the `verdict.record` patterns capture, by name.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub metrics: IndexMap<String, u64>,
-    /// Limits on a KAT operation's or function region's time at the scenario's `table.clock`
-    /// (its estimated cycles / clock), in microseconds.
+    /// Limits on a KAT operation's or function region's time (its estimated cycles / clock) at
+    /// the cell's clock (`timing:` or `model.clock`), else the scenario's `table.clock`, in
+    /// microseconds.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub time: IndexMap<String, crate::config::units::Micros>,
 }
@@ -242,6 +243,32 @@ impl Measure {
     }
 }
 
+/// Scenario `timing:`: one board timing profile for every board, or one per board by name.
+#[derive(Debug, Clone)]
+enum RawTiming {
+    All(ProfileName),
+    PerBoard(IndexMap<String, ProfileName>),
+}
+
+impl<'de> Deserialize<'de> for RawTiming {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawTiming, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawTiming;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a board timing profile name, or a map of board name to profile name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawTiming, E> {
+                ProfileName::deserialize(serde::de::value::StrDeserializer::<E>::new(v)).map(RawTiming::All)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<RawTiming, A::Error> {
+                IndexMap::deserialize(serde::de::value::MapAccessDeserializer::new(m)).map(RawTiming::PerBoard)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFirmware {
@@ -311,8 +338,9 @@ struct RawScenario {
     /// Wait states of the cycle model, per address range.
     #[serde(default, rename = "wait-states")]
     wait_states: Vec<RawWaitStates>,
-    /// A named board timing profile (`mcubench boards` lists them) for every board.
-    timing: Option<ProfileName>,
+    /// A named board timing profile (`mcubench boards` lists them) for every board, or one per
+    /// board by name (`{ mps2-an505: stm32h563 }`; boards not named run without one).
+    timing: Option<RawTiming>,
     /// Cycle model parameters and memory system, on top of `timing`.
     #[serde(default)]
     model: ModelSettings,
@@ -520,16 +548,28 @@ impl Scenario {
 
         let (scenario_budgets, scenario_region_budgets) = raw.budgets.split();
         let scenario_wait_states = wait_states(&raw.wait_states, "wait-states").map_err(invalid)?;
-        let profile = raw.timing.as_ref().map(|p| p.0);
+        if let Some(RawTiming::PerBoard(map)) = &raw.timing
+            && let Some(name) = map.keys().find(|n| !boards.iter().any(|b| b.name == n.as_str()))
+        {
+            return Err(invalid(format!(
+                "timing: `{name}` is not one of this scenario's boards ({}); name a board from `boards:`",
+                boards.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let profile_of = |board: &Board| match &raw.timing {
+            None => None,
+            Some(RawTiming::All(p)) => Some(p.0),
+            Some(RawTiming::PerBoard(map)) => map.get(board.name).map(|p| p.0),
+        };
         let resolve = |settings: &ModelSettings, at: &str, wait_states: &[WaitStates]| {
             let mut models = IndexMap::new();
-            if (profile.is_some() || settings.flash.is_some()) && !wait_states.is_empty() {
+            if (raw.timing.is_some() || settings.flash.is_some()) && !wait_states.is_empty() {
                 return Err(invalid(format!(
                     "{at}wait-states: give the flash timing once, in `timing:` or `model.flash`, not also as `wait-states`"
                 )));
             }
             for board in &boards {
-                let m = CycleModel::resolve(board, profile, settings)
+                let m = CycleModel::resolve(board, profile_of(board), settings)
                     .map_err(|e| invalid(format!("{at}{e} (board `{}`)", board.name)))?;
                 models.insert(board.name.to_string(), m);
             }
@@ -609,12 +649,18 @@ impl Scenario {
         }
 
         let table = raw.table.as_ref().map(|t| t.spec()).transpose().map_err(invalid)?;
-        // A time budget is cycles at a clock: without the table's clock it measures nothing.
+        // A time budget is cycles at a clock: the cell's (timing profile or model.clock), else
+        // the table's. Without either it measures nothing.
         if table.is_none()
-            && let Some((name, _)) = measures.values().flat_map(|m| m.region_budgets.time.iter()).next()
+            && let Some((name, _)) = measures
+                .values()
+                .filter(|m| boards.iter().any(|b| m.model_for(b).clock_hz.is_none()))
+                .flat_map(|m| m.region_budgets.time.iter())
+                .next()
         {
             return Err(invalid(format!(
-                "budgets.time: `{name}` needs a clock to turn cycles into time; add `table: {{ kind: secure-boot, clock: 320 MHz }}`"
+                "budgets.time: `{name}` needs a clock to turn cycles into time; give every board one with `timing:` or \
+                 `model: {{ clock: ... }}`, or add `table: {{ kind: secure-boot, clock: 320 MHz }}`"
             )));
         }
         let vectors = raw
@@ -956,6 +1002,12 @@ timeout: 20 s
         assert_eq!((slow.memory.flash[0].wait_states, slow.memory.icache), (0, None), "24 MHz: 0 WS from the table");
         assert_eq!(s.measure("slow").model_for(Board::find("mps2-an386").unwrap()).memory.flash[0].start, 0);
 
+        // One profile per board: the board not named runs its core's model alone.
+        let s = load(&dir, &format!("{base}timing: {{ netduinoplus2: stm32f407 }}\n")).unwrap();
+        assert_eq!(s.measure("release").model_for(board).profile.as_deref(), Some("stm32f407"));
+        let other = s.measure("release").model_for(Board::find("mps2-an386").unwrap());
+        assert_eq!((other.profile, other.clock_hz), (None, None));
+
         // Bad input: the file, the key and (from the YAML layer) the line.
         for (yaml, want) in [
             ("model: { clock: 0 MHz }\n", "s.yaml:4:"),
@@ -967,6 +1019,9 @@ timeout: 20 s
             ("model: { icache: { size: 1000, ways: 2, line: 16 } }\n", "sets"),
             ("timing: stm32f999\n", "unknown board timing profile `stm32f999`"),
             ("timing: stm32h563\n", "Cortex-M33 part"),
+            ("timing: { mps2-an386: stm32h563 }\n", "Cortex-M33 part"),
+            ("timing: { mps2-an505: stm32h563 }\n", "`mps2-an505` is not one of this scenario's boards"),
+            ("timing: { mps2-an386: stm32f999 }\n", "unknown board timing profile `stm32f999`"),
             ("model: { flash: { wait-states: 1 }, icache: { size: 8 MiB, ways: 2, line: 16 } }\n", "larger than"),
             ("model: { icache: { size: 1 KiB, ways: 2, line: 16 } }\n", "give `model.flash` too"),
             ("timing: stm32f407\nwait-states: [{ start: 0, end: 4 }]\n", "not also as `wait-states`"),

@@ -143,11 +143,14 @@ mod tests {
     }
 
     #[test]
-    fn a_time_budget_needs_the_tables_clock() {
+    fn a_time_budget_needs_a_clock_the_boards_or_the_tables() {
         let err = load("budgets: { time: { ed25519/boot: 12 ms } }\n").unwrap_err();
         assert!(err.contains("budgets.time: `ed25519/boot` needs a clock"), "{err}");
         let ok =
             load("budgets: { time: { ed25519/boot: 12 ms } }\ntable: { kind: secure-boot, clock: 320 MHz }\n").unwrap();
+        assert_eq!(ok.measure("prebuilt").region_budgets.time["ed25519/boot"].0, 12_000);
+        // A board timing profile's clock is enough on its own.
+        let ok = load("budgets: { time: { ed25519/boot: 12 ms } }\ntiming: stm32h563\n").unwrap();
         assert_eq!(ok.measure("prebuilt").region_budgets.time["ed25519/boot"].0, 12_000);
     }
 }

@@ -1,7 +1,9 @@
 //! Published tables as views of report fields: the scenario's `table:` (carried in the report)
 //! picks the kind, clock, rows and columns; every cell is one report field, or a stated
-//! arithmetic of fields (time = cycles / clock), as `docs/src/guide/secure-boot.md` lists. The
-//! same rows render as text, Markdown and CSV.
+//! arithmetic of fields, as `docs/src/guide/secure-boot.md` lists. Time is the boot KAT's
+//! `time_us` when the cell has a clock (its board timing profile's), else its cycles at the
+//! stated `table.clock` (0 wait states), in a column labelled with where it came from. The same
+//! rows render as text, Markdown and CSV.
 
 use std::fmt::Write as _;
 
@@ -23,8 +25,74 @@ pub struct Table {
     pub text_columns: usize,
 }
 
-fn header(c: Column, clock: &str) -> (String, &'static str) {
-    match c {
+/// Where a cell's time comes from: its board timing profile's (or `model.clock`'s) clock, with
+/// the memory system the profile describes, or else the table's stated clock at 0 wait states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TimeSource {
+    /// The cell's own clock; `name` is its timing profile (`model.clock` when it has none).
+    Cell { clock_hz: u64, name: String },
+    /// `table.clock`, 0 wait states.
+    Stated { clock_hz: u64 },
+}
+
+impl TimeSource {
+    fn of(cell: &CellReport, spec: &TableSpec) -> TimeSource {
+        match cell.clock_hz.filter(|&h| h > 0) {
+            Some(clock_hz) => TimeSource::Cell {
+                clock_hz,
+                name: cell.cycle_params.get("timing").cloned().unwrap_or_else(|| "model.clock".into()),
+            },
+            None => TimeSource::Stated { clock_hz: spec.clock_hz },
+        }
+    }
+
+    /// Column header and CSV key.
+    fn header(&self) -> (String, String) {
+        match self {
+            TimeSource::Cell { clock_hz, name } => (
+                format!("boot ms @{} ({name})", clock_text(*clock_hz)),
+                format!("boot_ms_{}", name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")),
+            ),
+            TimeSource::Stated { clock_hz } => {
+                (format!("boot ms @{} (0 WS, stated clock)", clock_text(*clock_hz)), "boot_ms_stated_clock".into())
+            }
+        }
+    }
+
+    fn note(&self) -> String {
+        let (h, _) = self.header();
+        match self {
+            TimeSource::Cell { name, .. } if name == "model.clock" => format!(
+                "{h}: the boot KAT's time_us (its estimated cycles at the cell's model.clock, with the memory system \
+                 of its model) / 1000"
+            ),
+            TimeSource::Cell { name, .. } => format!(
+                "{h}: the boot KAT's time_us (its estimated cycles at the {name} board timing profile's clock, with \
+                 that profile's flash wait states, prefetch and caches) / 1000"
+            ),
+            TimeSource::Stated { .. } => format!(
+                "{h}: boot cycles at table.clock with 0 wait states, not a board timing profile (the cell has no \
+                 clock of its own)"
+            ),
+        }
+    }
+
+    /// The boot time in ms, three decimals: the KAT's `time_us` when the cell has a clock, else
+    /// its cycles at the stated clock (the same [`crate::report::time_us`]).
+    fn millis(&self, boot: Option<&KatReport>) -> Option<String> {
+        let boot = boot?;
+        let us = match self {
+            TimeSource::Cell { .. } => boot.time_us,
+            TimeSource::Stated { clock_hz } => crate::report::time_us(boot.cycles, Some(*clock_hz)),
+        }?;
+        Some(format!("{:.3}", us / 1e3))
+    }
+}
+
+/// Header and CSV key of a column that is one report field (`None` for the time column, which
+/// has one per [`TimeSource`]).
+fn header(c: Column) -> Option<(String, &'static str)> {
+    Some(match c {
         Column::FirmwareFlash => ("firmware flash B".into(), "firmware_flash_bytes"),
         Column::VerifyCode => ("verify code B".into(), "verify_code_bytes"),
         Column::StackStatic => ("stack static B".into(), "stack_static_bytes"),
@@ -35,9 +103,9 @@ fn header(c: Column, clock: &str) -> (String, &'static str) {
         Column::HashCycles => ("hash cycles".into(), "hash_cycles"),
         Column::VerifyCycles => ("verify cycles".into(), "verify_cycles"),
         Column::BootCycles => ("boot cycles".into(), "boot_cycles"),
-        Column::BootTime => (format!("boot ms @{clock}"), "boot_ms"),
+        Column::BootTime => return None,
         Column::Kats => ("KATs".into(), "kats"),
-    }
+    })
 }
 
 /// `320 MHz`, `32.768 kHz`, `12 Hz`.
@@ -50,11 +118,6 @@ pub fn clock_text(hz: u64) -> String {
     };
     let v = hz as f64 / div;
     if v.fract() == 0.0 { format!("{v:.0} {unit}") } else { format!("{v} {unit}") }
-}
-
-/// Time of `cycles` at `clock_hz` in milliseconds, three decimals.
-pub fn millis(cycles: u64, clock_hz: u64) -> String {
-    format!("{:.3}", cycles as f64 * 1e3 / clock_hz as f64)
 }
 
 fn kat<'a>(cell: &'a CellReport, row: &str, what: &str) -> Option<&'a KatReport> {
@@ -75,17 +138,39 @@ pub fn build(report: &RunReport) -> Option<Table> {
 }
 
 fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
-    let clock = clock_text(spec.clock_hz);
     let columns = spec.columns();
+    // One time column per time source, in the order of the cells that have rows: a column's
+    // figures always mean one thing (a profile's clock and memory system, or the stated clock).
+    let mut sources: Vec<TimeSource> = Vec::new();
+    for cell in report.cells.iter().filter(|c| !c.table_rows.is_empty()) {
+        let s = TimeSource::of(cell, spec);
+        if !sources.contains(&s) {
+            sources.push(s);
+        }
+    }
+    if sources.is_empty() {
+        sources.push(TimeSource::Stated { clock_hz: spec.clock_hz });
+    }
     let mut headers: Vec<String> = ["board", "profile", "algorithm"].map(String::from).to_vec();
     let mut keys = headers.clone();
     for &c in &columns {
-        let (h, k) = header(c, &clock);
-        headers.push(h);
-        keys.push(k.into());
+        match header(c) {
+            Some((h, k)) => {
+                headers.push(h);
+                keys.push(k.into());
+            }
+            None => {
+                for s in &sources {
+                    let (h, k) = s.header();
+                    headers.push(h);
+                    keys.push(k);
+                }
+            }
+        }
     }
     let mut rows = Vec::new();
     for cell in &report.cells {
+        let source = TimeSource::of(cell, spec);
         for facts in &cell.table_rows {
             let row = facts.row.as_str();
             let boot = kat(cell, row, "boot");
@@ -107,7 +192,13 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
                     Column::HashCycles => opt(kat(cell, row, "hash").and_then(|k| k.cycles)),
                     Column::VerifyCycles => opt(kat(cell, row, "verify").and_then(|k| k.cycles)),
                     Column::BootCycles => opt(boot.and_then(|k| k.cycles)),
-                    Column::BootTime => opt(boot.and_then(|k| k.cycles).map(|c| millis(c, spec.clock_hz))),
+                    Column::BootTime => {
+                        // Its own source's column; "-" in the others.
+                        for s in &sources {
+                            r.push(if *s == source { opt(source.millis(boot)) } else { "-".into() });
+                        }
+                        continue;
+                    }
                     Column::Kats => {
                         let prefix = format!("{row}/");
                         let mine: Vec<_> = cell.kats.iter().filter(|k| k.id.starts_with(&prefix)).collect();
@@ -119,9 +210,8 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
             rows.push(r);
         }
     }
-    let mut notes = vec![format!(
-        "time at a stated clock of {clock} with 0 wait states (table.clock; not a board timing profile): boot cycles / clock"
-    )];
+    let mut notes: Vec<String> =
+        if columns.contains(&Column::BootTime) { sources.iter().map(TimeSource::note).collect() } else { Vec::new() };
     let mut models: Vec<String> = Vec::new();
     for c in &report.cells {
         let m = format!("{}: {}", c.board, c.cycle_model.as_deref().unwrap_or("no cycle model"));
@@ -280,19 +370,50 @@ mod tests {
         assert_eq!(
             csv,
             "board,profile,algorithm,firmware_flash_bytes,verify_code_bytes,stack_static_bytes,stack_measured_bytes,\
-             header_bytes,signature_bytes,public_key_bytes,hash_cycles,verify_cycles,boot_cycles,boot_ms,kats\n\
+             header_bytes,signature_bytes,public_key_bytes,hash_cycles,verify_cycles,boot_cycles,boot_ms_stated_clock,kats\n\
              mps2-an505,release,Ed25519,-,12345,2048,1700,112,64,32,1000000,2200000,3200000,10.000,3/4\n"
         );
         let md = to_markdown(&report(vec![])).unwrap();
-        assert!(md.contains("| boot ms @320 MHz |"), "{md}");
-        assert!(md.contains("stated clock of 320 MHz with 0 wait states"), "{md}");
+        assert!(md.contains("| boot ms @320 MHz (0 WS, stated clock) |"), "{md}");
+        assert!(md.contains("boot cycles at table.clock with 0 wait states"), "{md}");
         assert!(md.contains("cycles are estimates, mps2-an505: cortex-m33 model"), "{md}");
     }
 
     #[test]
     fn columns_are_the_ones_asked_for_in_order() {
         let csv = to_csv(&report(vec![Column::BootTime, Column::Signature])).unwrap();
-        assert_eq!(csv, "board,profile,algorithm,boot_ms,signature_bytes\nmps2-an505,release,Ed25519,10.000,64\n");
+        assert_eq!(
+            csv,
+            "board,profile,algorithm,boot_ms_stated_clock,signature_bytes\nmps2-an505,release,Ed25519,10.000,64\n"
+        );
+    }
+
+    #[test]
+    fn a_cell_with_a_timing_profile_takes_its_time_from_the_profile() {
+        // The boot KAT's time_us is what the report says (cycles at 250 MHz plus nothing else
+        // here); the table must show it, not cycles at table.clock.
+        let mut r = report(vec![Column::BootCycles, Column::BootTime]);
+        let mut profiled = r.cells[0].clone();
+        profiled.clock_hz = Some(250_000_000);
+        profiled.cycle_params.insert("timing".into(), "stm32h563".into());
+        for k in &mut profiled.kats {
+            k.time_us = profiled.clock_hz.and_then(|h| crate::report::time_us(k.cycles, Some(h)));
+        }
+        r.cells.insert(0, profiled);
+        r.cells[1].profile = "plain".into();
+        let csv = to_csv(&r).unwrap();
+        assert_eq!(
+            csv,
+            "board,profile,algorithm,boot_cycles,boot_ms_stm32h563,boot_ms_stated_clock\n\
+             mps2-an505,release,Ed25519,3200000,12.800,-\n\
+             mps2-an505,plain,Ed25519,3200000,-,10.000\n"
+        );
+        let md = to_markdown(&r).unwrap();
+        assert!(md.contains("| boot ms @250 MHz (stm32h563) | boot ms @320 MHz (0 WS, stated clock) |"), "{md}");
+        assert!(md.contains("stm32h563 board timing profile's clock"), "{md}");
+        // Only profiled cells: no stated-clock column at all.
+        r.cells.truncate(1);
+        assert_eq!(to_csv(&r).unwrap().lines().next(), Some("board,profile,algorithm,boot_cycles,boot_ms_stm32h563"));
     }
 
     #[test]
@@ -313,6 +434,5 @@ mod tests {
         assert_eq!(clock_text(320_000_000), "320 MHz");
         assert_eq!(clock_text(32_768), "32.768 kHz");
         assert_eq!(clock_text(1_000_000_000), "1 GHz");
-        assert_eq!(millis(3_200_000, 320_000_000), "10.000");
     }
 }
