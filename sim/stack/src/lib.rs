@@ -69,6 +69,8 @@
 //! - The vector table ends at its symbol's size, else its section's, capped at the core's
 //!   most vectors ([`exception::max_vectors`]); without a symbol size, at the first word past
 //!   the system vectors that is neither 0 nor a Thumb address in code.
+//! - A function's first SP change, before any store, call or branch, being `mov sp, rX` (crt0
+//!   setting SP to `__stack`) starts the stack afresh: taken to be the top of the same stack.
 //! - Packs: newlib 3.3 only (another version is reported, not applied); their indirect-call
 //!   entries assume streams made by newlib itself and no `signal()` handlers (off when those
 //!   are linked).
