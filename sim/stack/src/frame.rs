@@ -65,6 +65,11 @@ pub struct CallSite {
     /// as a constant (`ldr rX, =sym; ldr rY, [rX, #k]`, or indexed: a table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_from: Option<Loaded>,
+    /// For a direct call: the argument registers (r0–r3) that hold a function's Thumb address
+    /// at the call, as (register, address without the Thumb bit): what `atexit(f)` registers
+    /// (crate::crt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fn_args: Vec<(u8, u32)>,
 }
 
 /// Where an indirect call's target was loaded from, when the address is a constant.
@@ -564,6 +569,14 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
     let mut handoffs: BTreeSet<u32> = BTreeSet::new();
     let mut written: u16 = 0;
 
+    // The first instruction from the entry that moves SP, when no call, return or store comes
+    // before it: SP set there starts the stack afresh (crt0).
+    let first_sp_write = insns
+        .range(entry..)
+        .map(|(_, i)| i)
+        .find(|i| i.sp != SpEffect::None || i.mem.is_some_and(|m| m.store) || !matches!(i.flow, Flow::Next))
+        .filter(|i| i.sp != SpEffect::None && i.mem.is_none())
+        .map(|i| i.addr);
     let depth_of = |sp: Sp| match sp {
         Sp::Known(o) => o.min(0).unsigned_abs(),
         Sp::Dynamic => 0,
@@ -623,11 +636,25 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
             SpEffect::FromReg { reg, offset } => {
                 next.sp = match state.regs.get(usize::from(reg)).copied().flatten() {
                     Some(Val::Sp(v)) if v.checked_add(offset).is_some() => Sp::Known(v + offset),
+                    // SP loaded before the function has used any stack (libgloss crt0's
+                    // `mov sp, r3` to `__stack` as the reset handler's first act): the stack
+                    // starts afresh at the new SP, taken to be the top of the stack being bounded
+                    // (docs/src/explain/static-stack.md).
+                    _ if Some(addr) == first_sp_write && state.sp == Sp::Known(0) => Sp::Known(0),
                     _ => {
                         dynamic_at.get_or_insert(addr);
                         Sp::Dynamic
                     }
                 };
+            }
+            // `mov sp, rX` before the function has used any stack: see FromReg above.
+            SpEffect::Dynamic
+                if insn.mnemonic.starts_with("mov")
+                    && insn.operands.trim_start().starts_with("sp,")
+                    && Some(addr) == first_sp_write
+                    && state.sp == Sp::Known(0) =>
+            {
+                next.sp = Sp::Known(0);
             }
             SpEffect::Dynamic => {
                 dynamic_at.get_or_insert(addr);
@@ -725,10 +752,25 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
             Some(Val::Const(c)) if c & 1 == 1 && fmap.at(c as u32).is_some() => Some(c as u32 & !1),
             _ => None,
         });
+        // A call or jump through a register that holds the constant 0 (a weak undefined hook,
+        // `if (&hook) hook();` with the test on another path): taking it would fault (address
+        // 0 holds the initial SP, not code, and the exception's stack is counted as one),
+        // so it calls nothing.
+        let null_target = via.is_some_and(|r| state.regs[usize::from(r)] == Some(Val::Const(0)));
+        let fn_args: Vec<(u8, u32)> = (0u8..4)
+            .filter_map(|r| match state.regs[usize::from(r)] {
+                Some(Val::Const(c)) if c & 1 == 1 && fmap.at(c as u32).is_some() => Some((r, c as u32 & !1)),
+                _ => None,
+            })
+            .collect();
         let add_call = |calls: &mut BTreeMap<(u32, u8, u32), CallSite>, kind: CallKind, depth: u32, tag: u8| {
             let indirect = matches!(kind, CallKind::Indirect | CallKind::IndirectTail);
+            if indirect && null_target {
+                return;
+            }
             let (slot, loaded_from) = if indirect { (slot, loaded_from) } else { (None, None) };
-            calls.entry((addr, tag, 0)).or_insert(CallSite { at: addr, depth, kind, slot, loaded_from });
+            let fn_args = if indirect { Vec::new() } else { fn_args.clone() };
+            calls.entry((addr, tag, 0)).or_insert(CallSite { at: addr, depth, kind, slot, loaded_from, fn_args });
         };
         let cond_state = state.clone();
         match insn.flow {

@@ -69,6 +69,8 @@
 //! - The vector table ends at its symbol's size, else its section's, capped at the core's
 //!   most vectors ([`exception::max_vectors`]); without a symbol size, at the first word past
 //!   the system vectors that is neither 0 nor a Thumb address in code.
+//! - A function's first SP change, before any store, call or branch, being `mov sp, rX` (crt0
+//!   setting SP to `__stack`) starts the stack afresh: taken to be the top of the same stack.
 //! - Packs: newlib 3.3 only (another version is reported, not applied); their indirect-call
 //!   entries assume streams made by newlib itself and no `signal()` handlers (off when those
 //!   are linked).
@@ -102,6 +104,7 @@ use mcubench_thumb::{DecodeError, Insn};
 pub mod annotations;
 mod bound;
 mod callgraph;
+mod crt;
 pub mod exception;
 pub mod frame;
 pub mod noreturn;
@@ -110,13 +113,15 @@ pub mod report;
 mod switch;
 
 pub use annotations::Annotations;
+pub use bound::is_panic_or_abort;
 pub use exception::{
     ADDITIONAL_STATE_CONTEXT, Arch, BASIC_EXCEPTION_FRAME, EXCEPTION_ALIGN_PAD, EXTENDED_EXCEPTION_FRAME,
     SECURE_FP_EXTRA, exception_frame,
 };
-pub use bound::is_panic_or_abort;
 pub use frame::{CallKind, CallSite, Frame, FunctionStack, Loaded};
-pub use report::{Bound, BoundView, Contributor, ExcludingPanic, PathStep, RootBound, StackReport, StackView, Unresolved};
+pub use report::{
+    Bound, BoundView, Contributor, ExcludingPanic, PathStep, RootBound, StackReport, StackView, Unresolved,
+};
 
 use callgraph::{CallGraph, address_taken, data_objects, name_index};
 
@@ -222,7 +227,9 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
     let taken = address_taken(image, &fmap, &functions, vectors.as_ref());
     let names = name_index(&fmap);
     let (annotations, pack_uses) = if options.packs {
-        packs::apply(&fmap, &functions, &options.annotations)
+        let (mut annotations, mut uses) = packs::apply(image, &fmap, &functions, &options.annotations);
+        uses.extend(crt::apply(image, &fmap, &functions, &taken, &options.annotations, &mut annotations));
+        (annotations, uses)
     } else {
         (options.annotations.clone(), Vec::new())
     };

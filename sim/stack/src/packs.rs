@@ -111,6 +111,7 @@ fn base_name(name: &str) -> &str {
 /// Apply the shipped packs that recognise this ELF to `user` (its entries win): the annotations
 /// to analyse with and what each pack did.
 pub(crate) fn apply(
+    image: &mcubench_elf::ElfImage,
     fmap: &FunctionMap,
     functions: &[FunctionStack],
     user: &Annotations,
@@ -135,7 +136,10 @@ pub(crate) fn apply(
     };
     for pack in shipped() {
         let r = &pack.recognise;
-        if !r.family.iter().any(|s| has(s)) {
+        // The family may be recognised by a data symbol (`_global_impure_ptr`, `_impure_ptr`): a
+        // program without stdio still links newlib's reentrancy data and exit.
+        let has_symbol = |n: &str| has(n) || image.symbols().iter().any(|s| s.name == n);
+        if !r.family.iter().any(|s| has_symbol(s)) {
             continue;
         }
         let mut u =
