@@ -7,55 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use crate::callgraph::{CallGraph, Callee, Edge, Resolution, tarjan, tarjan_subset};
 use crate::frame::Frame;
+use crate::noreturn::is_panic_or_abort;
 use crate::report::{Bound, ExcludingPanic, StackReport, Unresolved};
-
-/// Functions that only ever end the program by a panic or abort: Rust's panic machinery
-/// (`core::panicking::*`, the panic handler `rust_begin_unwind`, `__rust_start_panic`, the
-/// out-of-line failure paths of slices, strings, `Option`, `Result`, `RefCell` and allocation,
-/// named `*_fail`/`*_failed`/`panic_*`/`handle_*error`), mcubench's Rust support crate's failure
-/// exit (`mcubench_support::fail_with`: a `panic` record, then exit) and the C library's
-/// `abort`, `__assert_func`, `__assert_fail`, `__assert`, `__stack_chk_fail`, `_exit` and
-/// `_Exit`. Each is no-return by its contract, so a path through one ends the program: cutting
-/// the calls into them removes exactly the panic/abort paths (and what only they reach), never a
-/// path that goes on. `exit` is not one (atexit handlers and stdio flushing run on every normal
-/// exit).
-pub fn is_panic_or_abort(name: &str, demangled: &str) -> bool {
-    const C: [&str; 7] = ["abort", "__assert_func", "__assert_fail", "__assert", "__stack_chk_fail", "_exit", "_Exit"];
-    // rustc ≥ 1.89 mangles the panic handler as `__rustc::rust_begin_unwind`.
-    const RUST_NAMES: [&str; 5] = [
-        "rust_begin_unwind",
-        "__rust_start_panic",
-        "__rustc::rust_begin_unwind",
-        "__rustc::__rust_start_panic",
-        "mcubench_support::fail_with",
-    ];
-    const RUST_PREFIXES: [&str; 3] = ["core::panicking::", "std::panicking::", "core::panic::"];
-    const RUST_FAILURES: [&str; 8] = [
-        "core::option::unwrap_failed",
-        "core::option::expect_failed",
-        "core::result::unwrap_failed",
-        "core::cell::panic_already_borrowed",
-        "core::cell::panic_already_mutably_borrowed",
-        "alloc::alloc::handle_alloc_error",
-        "alloc::raw_vec::handle_error",
-        "alloc::raw_vec::capacity_overflow",
-    ];
-    // Demangled Rust names may end in `::h<hash>` (legacy mangling).
-    let base = match demangled.rsplit_once("::h") {
-        Some((b, h)) if h.len() == 16 && h.bytes().all(|c| c.is_ascii_hexdigit()) => b,
-        _ => demangled,
-    };
-    // `core::slice::index::slice_index_fail`, `core::slice::copy_from_slice_impl::len_mismatch_fail`,
-    // `core::str::slice_error_fail`, ...
-    let slice_or_str_failure = (base.starts_with("core::slice::") || base.starts_with("core::str::"))
-        && (base.ends_with("_fail") || base.contains("_fail::"));
-    C.contains(&name)
-        || RUST_NAMES.contains(&name)
-        || RUST_NAMES.contains(&base)
-        || RUST_PREFIXES.iter().any(|p| base.starts_with(p))
-        || slice_or_str_failure
-        || RUST_FAILURES.iter().any(|f| base == *f || base.starts_with(&format!("{f}::")))
-}
 
 /// A set of assumptions: indices into a table of their texts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -836,37 +789,4 @@ fn deepest_from_cut(
     }
     memo.insert((a, left.to_vec()), v);
     v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_panic_or_abort;
-
-    #[test]
-    fn panic_and_abort_functions_by_name() {
-        for (name, demangled) in [
-            ("abort", "abort"),
-            ("__assert_func", "__assert_func"),
-            ("__stack_chk_fail", "__stack_chk_fail"),
-            ("_exit", "_exit"),
-            ("_RNvCs1_7___rustc17rust_begin_unwind", "__rustc::rust_begin_unwind"),
-            ("x", "core::panicking::panic_fmt"),
-            ("x", "core::panicking::panic_bounds_check::h0123456789abcdef"),
-            ("x", "core::slice::index::slice_index_fail"),
-            ("x", "core::slice::copy_from_slice_impl::len_mismatch_fail"),
-            ("x", "core::option::unwrap_failed"),
-            ("x", "mcubench_support::fail_with"),
-        ] {
-            assert!(is_panic_or_abort(name, demangled), "{demangled}");
-        }
-        for (name, demangled) in [
-            ("exit", "exit"),
-            ("x", "<core::panic::panic_info::PanicMessage as core::fmt::Display>::fmt"),
-            ("x", "core::fmt::write"),
-            ("x", "core::slice::sort::stable::drift::sort"),
-            ("failure", "failure"),
-        ] {
-            assert!(!is_panic_or_abort(name, demangled), "{demangled}");
-        }
-    }
 }

@@ -113,12 +113,12 @@ pub mod report;
 mod switch;
 
 pub use annotations::Annotations;
-pub use bound::is_panic_or_abort;
 pub use exception::{
     ADDITIONAL_STATE_CONTEXT, Arch, BASIC_EXCEPTION_FRAME, EXCEPTION_ALIGN_PAD, EXTENDED_EXCEPTION_FRAME,
     SECURE_FP_EXTRA, exception_frame,
 };
 pub use frame::{CallKind, CallSite, Frame, FunctionStack, Loaded};
+pub use noreturn::is_panic_or_abort;
 pub use report::{
     Bound, BoundView, Contributor, ExcludingPanic, PathStep, RootBound, StackReport, StackView, Unresolved,
 };

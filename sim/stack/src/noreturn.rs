@@ -59,9 +59,43 @@ pub fn reason(name: &str, demangled: &str) -> Option<&'static str> {
         })
 }
 
+/// Functions that only ever end the program by a panic or abort: the no-return functions above
+/// except the normal exits (`exit`, `quick_exit`: atexit handlers and stdio flushing run on every
+/// normal exit), plus panic machinery that is only reached on a panic but is not listed above
+/// because not all of it returns `!` (`__rust_start_panic`, `std::panicking::*`,
+/// `core::panic::*`, allocation failures, the out-of-line `*_fail` paths of slices and strings)
+/// and mcubench's Rust support crate's failure exit (`mcubench_support::fail_with`: a `panic`
+/// record, then exit). Cutting the calls into them removes exactly the panic/abort paths (and
+/// what only they reach), never a path that goes on; used for the informative bound without
+/// panic paths, never to end a path.
+pub fn is_panic_or_abort(name: &str, demangled: &str) -> bool {
+    const NORMAL_EXIT: [&str; 2] = ["exit", "quick_exit"];
+    // rustc >= 1.89 mangles the panic handler as `__rustc::...`.
+    const PANIC_NAMES: [&str; 3] = ["__rust_start_panic", "__rustc::__rust_start_panic", "mcubench_support::fail_with"];
+    const PANIC_PREFIXES: [&str; 2] = ["std::panicking::", "core::panic::"];
+    const ALLOC_FAILURES: [&str; 3] =
+        ["alloc::alloc::handle_alloc_error", "alloc::raw_vec::handle_error", "alloc::raw_vec::capacity_overflow"];
+    // Demangled Rust names may end in `::h<hash>` (legacy mangling).
+    let base = match demangled.rsplit_once("::h") {
+        Some((b, h)) if h.len() == 16 && h.bytes().all(|c| c.is_ascii_hexdigit()) => b,
+        _ => demangled,
+    };
+    if reason(name, base).is_some() {
+        return !NORMAL_EXIT.contains(&name) && !NORMAL_EXIT.contains(&base);
+    }
+    // `core::slice::copy_from_slice_impl::len_mismatch_fail`, `core::str::slice_error_fail`, ...
+    let slice_or_str_failure = (base.starts_with("core::slice::") || base.starts_with("core::str::"))
+        && (base.ends_with("_fail") || base.contains("_fail::"));
+    PANIC_NAMES.contains(&name)
+        || PANIC_NAMES.contains(&base)
+        || PANIC_PREFIXES.iter().any(|p| base.starts_with(p))
+        || slice_or_str_failure
+        || ALLOC_FAILURES.iter().any(|f| base == *f || base.starts_with(&format!("{f}::")))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::reason;
+    use super::{is_panic_or_abort, reason};
 
     #[test]
     fn known_no_return_functions_have_reasons() {
@@ -77,5 +111,33 @@ mod tests {
         assert!(reason("x", "core::panicking::panic_fmt::{{closure}}").is_none());
         assert!(reason("printf", "printf").is_none());
         assert!(reason("main", "main").is_none());
+    }
+
+    #[test]
+    fn panic_and_abort_functions_by_name() {
+        for (name, demangled) in [
+            ("abort", "abort"),
+            ("__assert_func", "__assert_func"),
+            ("__stack_chk_fail", "__stack_chk_fail"),
+            ("_exit", "_exit"),
+            ("_RNvCs1_7___rustc17rust_begin_unwind", "__rustc::rust_begin_unwind"),
+            ("x", "core::panicking::panic_fmt"),
+            ("x", "core::panicking::panic_bounds_check::h0123456789abcdef"),
+            ("x", "core::slice::index::slice_index_fail"),
+            ("x", "core::slice::copy_from_slice_impl::len_mismatch_fail"),
+            ("x", "core::option::unwrap_failed"),
+            ("x", "mcubench_support::fail_with"),
+        ] {
+            assert!(is_panic_or_abort(name, demangled), "{demangled}");
+        }
+        for (name, demangled) in [
+            ("exit", "exit"),
+            ("x", "<core::panic::panic_info::PanicMessage as core::fmt::Display>::fmt"),
+            ("x", "core::fmt::write"),
+            ("x", "core::slice::sort::stable::drift::sort"),
+            ("failure", "failure"),
+        ] {
+            assert!(!is_panic_or_abort(name, demangled), "{demangled}");
+        }
     }
 }

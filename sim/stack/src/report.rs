@@ -369,7 +369,8 @@ impl StackReport {
         }
         let _ = writeln!(s, "MSP (reset + nested handlers): {}", bound_text(&v.msp));
         if let Some(t) = &self.top {
-            let _ = writeln!(s, "top contributor: {} ({} B on the worst path, frame {} B)", t.function, t.bytes, t.frame);
+            let _ =
+                writeln!(s, "top contributor: {} ({} B on the worst path, frame {} B)", t.function, t.bytes, t.frame);
         }
         if let Some(x) = &self.excluding_panic {
             let _ = writeln!(
