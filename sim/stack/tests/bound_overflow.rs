@@ -8,47 +8,11 @@
 
 mod common;
 
-use mcubench_elf::ElfImage;
 use mcubench_stack::{Annotations, Arch, Bound, CallKind, Frame, StackOptions, StackReport, analyze};
 
-const HEADER: &str = r#"
-    .syntax unified
-    .cpu cortex-m4
-    .thumb
-    .macro function name
-    .thumb_func
-    .global \name
-    .type \name, %function
-\name:
-    .endm
-    .macro endfunction name
-    .size \name, . - \name
-    .endm
-"#;
-
-const SCRIPT: &str = r#"
-MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 64K
-         RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K }
-_estack = ORIGIN(RAM) + LENGTH(RAM);
-ENTRY(Reset_Handler)
-SECTIONS { .isr_vector : { KEEP(*(.isr_vector)) } > FLASH
-           .text : { *(.text*) } > FLASH }
-"#;
-
-/// Assembles `code` behind a vector table of `_estack` and `handlers` (reset first), links
-/// it at address 0 and analyses it.
+/// Assembles and links `code` (see [`common::assemble`]) and analyses it.
 fn analyze_asm(name: &str, handlers: &[&str], code: &str, options: &StackOptions) -> StackReport {
-    let dir = common::scratch(name);
-    let vectors: String = handlers.iter().map(|h| format!("    .word {h}\n")).collect();
-    let source = format!(
-        "{HEADER}\n    .section .isr_vector, \"a\", %progbits\n    .word _estack\n{vectors}\n    .text\n{code}"
-    );
-    std::fs::write(dir.join("fw.s"), source).unwrap();
-    std::fs::write(dir.join("link.ld"), SCRIPT).unwrap();
-    common::run("arm-none-eabi-as", &["-o", "fw.o", "fw.s"], &dir);
-    common::run("arm-none-eabi-ld", &["-T", "link.ld", "-o", "fw.elf", "fw.o"], &dir);
-    let image = ElfImage::read(&dir.join("fw.elf")).expect("parses");
-    analyze(&image, options).expect("decoder")
+    analyze(&common::assemble(name, handlers, code), options).expect("decoder")
 }
 
 fn frame(r: &StackReport, name: &str) -> u32 {

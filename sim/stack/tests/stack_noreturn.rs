@@ -8,27 +8,10 @@
 
 mod common;
 
-use mcubench_elf::ElfImage;
 use mcubench_stack::{Bound, Frame, StackOptions, analyze, noreturn};
 
+/// The code (after the vector table of `_estack` and `Reset_Handler`: [`common::assemble`]).
 const SOURCE: &str = r#"
-    .syntax unified
-    .cpu cortex-m4
-    .thumb
-    .section .isr_vector, "a", %progbits
-    .word _estack
-    .word Reset_Handler
-    .text
-    .macro function name
-    .thumb_func
-    .global \name
-    .type \name, %function
-\name:
-    .endm
-    .macro endfunction name
-    .size \name, . - \name
-    .endm
-
 function Reset_Handler
     movs r0, #1
     bl check
@@ -69,23 +52,9 @@ function _ZN4core9panicking9panic_fmt17h0123456789abcdefE
 endfunction _ZN4core9panicking9panic_fmt17h0123456789abcdefE
 "#;
 
-const SCRIPT: &str = r#"
-MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 64K
-         RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K }
-_estack = ORIGIN(RAM) + LENGTH(RAM);
-ENTRY(Reset_Handler)
-SECTIONS { .isr_vector : { KEEP(*(.isr_vector)) } > FLASH
-           .text : { *(.text*) } > FLASH }
-"#;
-
 #[test]
 fn a_call_to_a_no_return_function_ends_the_path() {
-    let dir = common::scratch("noreturn");
-    std::fs::write(dir.join("fw.s"), SOURCE).unwrap();
-    std::fs::write(dir.join("link.ld"), SCRIPT).unwrap();
-    common::run("arm-none-eabi-as", &["-o", "fw.o", "fw.s"], &dir);
-    common::run("arm-none-eabi-ld", &["-T", "link.ld", "-o", "fw.elf", "fw.o"], &dir);
-    let image = ElfImage::read(&dir.join("fw.elf")).expect("parses");
+    let image = common::assemble("noreturn", &["Reset_Handler"], SOURCE);
     let r = analyze(&image, &StackOptions::default()).expect("decoder");
     let frame = |n: &str| r.function(n).unwrap_or_else(|| panic!("{n}")).frame.clone();
     // Hand-derived: check pushes 8 B and subtracts 8 B; check_rust pushes 16 B.

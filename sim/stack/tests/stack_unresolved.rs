@@ -9,28 +9,11 @@ mod common;
 
 use std::path::Path;
 
-use mcubench_elf::ElfImage;
 use mcubench_stack::annotations::AnnotationFile;
 use mcubench_stack::{Bound, StackOptions, analyze};
 
+/// The code (after the vector table of `_estack` and `Reset_Handler`: [`common::assemble`]).
 const SOURCE: &str = r#"
-    .syntax unified
-    .cpu cortex-m4
-    .thumb
-    .section .isr_vector, "a", %progbits
-    .word _estack
-    .word Reset_Handler
-    .text
-    .macro function name
-    .thumb_func
-    .global \name
-    .type \name, %function
-\name:
-    .endm
-    .macro endfunction name
-    .size \name, . - \name
-    .endm
-
 function Reset_Handler
     bl caller
     bl vla
@@ -62,23 +45,9 @@ function helper_stand_in
 endfunction helper_stand_in
 "#;
 
-const SCRIPT: &str = r#"
-MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 64K
-         RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K }
-_estack = ORIGIN(RAM) + LENGTH(RAM);
-ENTRY(Reset_Handler)
-SECTIONS { .isr_vector : { KEEP(*(.isr_vector)) } > FLASH
-           .text : { *(.text*) } > FLASH }
-"#;
-
 #[test]
 fn unknown_callee_and_dynamic_frame_are_listed_with_entries_that_bound_them() {
-    let dir = common::scratch("unresolved");
-    std::fs::write(dir.join("fw.s"), SOURCE).unwrap();
-    std::fs::write(dir.join("link.ld"), SCRIPT).unwrap();
-    common::run("arm-none-eabi-as", &["-o", "fw.o", "fw.s"], &dir);
-    common::run("arm-none-eabi-ld", &["-T", "link.ld", "-o", "fw.elf", "fw.o"], &dir);
-    let image = ElfImage::read(&dir.join("fw.elf")).expect("parses");
+    let image = common::assemble("unresolved", &["Reset_Handler"], SOURCE);
     let r = analyze(&image, &StackOptions::default()).expect("decoder");
     assert!(r.root("Reset_Handler").expect("reset").bound.bytes().is_none());
     let t = r.annotation_template();
