@@ -28,6 +28,10 @@ pub const PACKS: &[(&str, &str)] = &[
 #[serde(deny_unknown_fields)]
 pub struct Pack {
     pub name: String,
+    /// The library, whatever its version (`newlib`): when the pack of the ELF's version is
+    /// applied, the other versions' packs are not reported. Default: the pack's name.
+    #[serde(default)]
+    pub library: Option<String>,
     pub describes: String,
     pub recognise: Recognise,
     #[serde(default)]
@@ -173,12 +177,13 @@ pub(crate) fn apply(
             })
         })
     };
-    // Packs of another version of a library another pack was applied for (same family symbols):
-    // their "not this version" note is only noise.
-    let mut mismatched: Vec<(usize, Vec<String>)> = Vec::new();
-    let mut matched_families: Vec<Vec<String>> = Vec::new();
+    // Packs of another version of a library whose pack for this version was applied: their
+    // "not this version" note is only noise.
+    let mut mismatched: Vec<(usize, String)> = Vec::new();
+    let mut matched_libraries: Vec<String> = Vec::new();
     for pack in shipped() {
         let r = &pack.recognise;
+        let library = pack.library.clone().unwrap_or_else(|| pack.name.clone());
         // The family may be recognised by a data symbol (`_global_impure_ptr`, `_impure_ptr`): a
         // program without stdio still links newlib's reentrancy data and exit.
         let has_symbol = |n: &str| has(n) || image.symbols().iter().any(|s| s.name == n);
@@ -199,11 +204,11 @@ pub(crate) fn apply(
                      expected: one of {:?}, found: {:?}); annotate its recursion and indirect calls yourself",
                     pack.describes, r.version_any, none
                 ));
-                mismatched.push((uses.len(), r.family.clone()));
+                mismatched.push((uses.len(), library));
                 uses.push(u);
                 continue;
             }
-            matched_families.push(r.family.clone());
+            matched_libraries.push(library);
         }
         let other_hooks: Vec<&String> = r.other_hooks.iter().filter(|s| has(s)).collect();
         for e in &pack.recursion {
@@ -261,11 +266,8 @@ pub(crate) fn apply(
         }
         uses.push(u);
     }
-    let superseded: Vec<usize> = mismatched
-        .into_iter()
-        .filter(|(_, fam)| matched_families.iter().any(|m| m.iter().any(|s| fam.contains(s))))
-        .map(|(k, _)| k)
-        .collect();
+    let superseded: Vec<usize> =
+        mismatched.into_iter().filter(|(_, library)| matched_libraries.contains(library)).map(|(k, _)| k).collect();
     let uses = uses.into_iter().enumerate().filter(|(k, _)| !superseded.contains(k)).map(|(_, u)| u).collect();
     (out, uses)
 }
@@ -323,7 +325,11 @@ mod tests {
             v3.version_none.contains(&"_impure_data".to_string())
                 && v4.version_none.contains(&"_global_impure_ptr".to_string())
         );
-        assert!(v3.family.iter().any(|s| v4.family.contains(s)), "one library: the superseded note is dropped");
+        let library = |n: &str| packs.iter().find(|p| p.name == n).and_then(|p| p.library.clone());
+        assert_eq!(library("newlib-3.3").as_deref(), Some("newlib"), "one library: the superseded note is dropped");
+        assert_eq!(library("newlib-4").as_deref(), Some("newlib"));
+        // newlib 4's family symbols are 4.x-only: a 3.x ELF never matches it.
+        assert!(v4.family.iter().all(|s| v3.version_none.contains(s)), "{v4:?}");
     }
 
     #[test]

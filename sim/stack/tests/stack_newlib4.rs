@@ -5,7 +5,8 @@
 //! under /opt/newlib-4): newlib and newlib-nano, -O0/-O2/-Os, Cortex-M4 soft- and hard-float,
 //! Cortex-M0 and Cortex-M33 multilibs. Each is bounded with the shipped newlib-4 pack alone, and
 //! every bound (reset root and MSP) is at least the stack the firmware was measured to use under
-//! QEMU (painted high-water mark, printed by its `_exit`) on the board of its core.
+//! QEMU (painted high-water mark, printed by its `_exit`) on the board of its core. Programs
+//! whose symbols say another newlib, or that link no stdio, get the pack of their version only.
 #![cfg(feature = "full")]
 
 use std::path::{Path, PathBuf};
@@ -130,4 +131,19 @@ fn the_newlib4_pack_is_reported_not_applied_when_the_symbols_say_another_version
     let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
     assert!(reset.bound.bytes().is_none(), "{:?}", reset.bound);
     assert!(r.unresolved.iter().filter(|u| !u.cycle.is_empty()).count() >= 3, "{}", r.annotation_template());
+}
+
+#[test]
+fn without_stdio_the_reentrancy_data_tells_the_newlib_version() {
+    // malloc, errno and strtol, no stdio and no exit: only `_impure_data` (global in 4.x) or
+    // its absence tells the versions apart; exactly the pack of the linked version is reported.
+    for (elf, pack) in [("newlib4-nostdio", "newlib-4"), ("newlib3-nostdio", "newlib-3.3")] {
+        let image = ElfImage::read(&corpus_dir().join("nostdio").join(format!("{elf}.elf"))).expect("ELF parses");
+        let symbols: Vec<&str> = image.symbols().iter().map(|s| s.name.as_str()).collect();
+        assert!(symbols.contains(&"_impure_ptr") && !symbols.contains(&"__sinit"), "{elf}: {symbols:?}");
+        let r = analyze(&image, &StackOptions::default()).expect("decoder");
+        let names: Vec<&str> = r.packs.iter().map(|p| p.pack.as_str()).filter(|p| p.starts_with("newlib")).collect();
+        assert_eq!(names, [pack], "{elf}: {:?}", r.packs);
+        assert!(r.packs.iter().all(|p| p.notes.is_empty()), "{elf}: {:?}", r.packs);
+    }
 }

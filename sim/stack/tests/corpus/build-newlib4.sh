@@ -11,7 +11,9 @@
 #   cortex-m0 (thumb/v6-m/nofp): {nano,full} x Os                          -> microbit (16 KiB RAM)
 #   cortex-m33 (thumb/v8-m.main/nofp): {nano,full} x O2                    -> mps2-an505
 # and, in $1/other-version, m4-full-O2 with newlib 3.x's `_cleanup_r` linked (-DNEWLIB3_SYMBOL):
-# symbols of two newlib versions, for which the newlib-4 pack must be reported and not applied.
+# symbols of two newlib versions, for which the newlib-4 pack must be reported and not applied;
+# and, in $1/nostdio, newlib-real/nostdio.c (malloc, errno, no stdio, no exit) against newlib 4.5
+# (newlib4-nostdio.elf) and against the system's newlib 3.3 (newlib3-nostdio.elf).
 # Headers and libraries are named explicitly (-nostdinc, -nostdlib: newlib 4's own headers and
 # the multilib directory GCC picks for the flags), so nothing of newlib 3.3 is mixed in; libgcc
 # is the compiler's.
@@ -65,3 +67,12 @@ for lib in nano full; do
 done
 mkdir -p "$out/other-version"
 build other-version/m4-full-O2-cleanup_r mps2 "$m4soft" full O2 -DNEWLIB3_SYMBOL -Wl,--undefined=_cleanup_r
+mkdir -p "$out/nostdio"
+nostdio=("$here/newlib-real/nostdio.c" -O2 -Wall -Werror -nostartfiles -Wl,--gc-sections -T "$root/firmware/c/link.ld"
+         -L "$root/linker/mps2")
+# shellcheck disable=SC2086
+arm-none-eabi-gcc $m4soft -nostdinc -isystem "$gcc_inc" -isystem "$gcc_inc-fixed" -isystem "$inc" "${nostdio[@]}" \
+    -nostdlib -Wl,--start-group "$libs/thumb/v7e-m/nofp/libc.a" "$libs/thumb/v7e-m/nofp/libnosys.a" -lgcc \
+    -Wl,--end-group -o "$out/nostdio/newlib4-nostdio.elf"
+# shellcheck disable=SC2086
+arm-none-eabi-gcc $m4soft --specs=nosys.specs "${nostdio[@]}" -o "$out/nostdio/newlib3-nostdio.elf"
