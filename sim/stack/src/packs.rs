@@ -1,9 +1,11 @@
 //! Annotation packs: what the binary cannot tell about the C runtime libraries, shipped with
 //! mcubench (`sim/stack/packs/*.yaml`) and applied without the user writing anything.
 //!
-//! A pack is made for one library version (newlib 3.3 + GCC 12.2's libgcc, as Debian 12 ships
-//! them). It is recognised by the ELF's symbols: the library's `family` symbols say the library
-//! is linked, `version_any`/`version_none` say it is this version. Every entry carries its
+//! A pack is made for one library version (newlib 3.3 as Debian 12 ships it; newlib 4.3–4.5 as
+//! the Arm GNU Toolchain and Debian 13 ship it; each with the linking GCC's libgcc). It is
+//! recognised by the ELF's symbols: the library's `family` symbols say the library is linked,
+//! `version_any` (with stdio linked) and `version_none` (always) say it is this version. Packs of
+//! one `library` are versions of it: when one is applied, the others' mismatch is not reported. Every entry carries its
 //! reason (shown as the assumption of a bound that rests on it) and, for recursion, the `cycle`
 //! it cuts, checked against the ELF's direct calls. A pack whose family is present but whose
 //! version check fails, and an entry whose check fails, are reported
