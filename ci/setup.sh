@@ -2,7 +2,8 @@
 # Installs what mcubench needs on a fresh Debian machine: QEMU (the system's 7.2, and 10.0 from
 # bookworm-backports under /opt/qemu-10 for the tests on both plugin APIs), the Arm GCC toolchain (for the C
 # firmware and ELF tests), csmith (stack-analyzer corpus), the Python parsers and mdBook the tests
-# use, the four thumb targets, and the third-party C source the "any firmware" tests build (Debian's
+# use, the four thumb targets, newlib 4 under /opt/newlib-4 (beside the system's newlib 3.3),
+# and the third-party C source the "any firmware" tests build (Debian's
 # mbedtls source package, unpacked under the cargo target directory, never in the checkout).
 # Idempotent: skips what is already there.
 # rust-toolchain.toml cannot install targets here (RUSTUP_AUTO_INSTALL=0), so rustup is called.
@@ -74,6 +75,48 @@ if ! "$qemu10" --version 2>/dev/null | grep -q '^QEMU emulator version 10\.'; th
   else
     echo "ci/setup.sh: not Debian 12 (bookworm): no second QEMU under $qemu10_prefix; the tests that compare QEMU versions need MCUBENCH_TEST_QEMU10=<a qemu-system-arm 9.1 to 10.x>" >&2
   fi
+fi
+
+# newlib 4 for the stack analyzer's newlib 4 corpus (sim/stack/tests/stack_newlib4.rs): Debian 13's
+# libnewlib-arm-none-eabi and libnewlib-dev 4.5 (the newlib of the Arm GNU Toolchain 14.x),
+# unpacked under /opt/newlib-4 (MCUBENCH_NEWLIB4_PREFIX) beside the system's newlib 3.3, which
+# stays the compiler's default (installing them would replace it). Pinned version and SHA-256;
+# fetched from the pool of the Debian mirror the machine's own APT entries name.
+newlib4_prefix=${MCUBENCH_NEWLIB4_PREFIX:-/opt/newlib-4}
+newlib4_version=4.5.0.20241231-1
+newlib4_debs=(
+  "libnewlib-arm-none-eabi_${newlib4_version}_all.deb b444760d62896f03db89d6db94936929f300b72445763557fa94da32b7732f51"
+  "libnewlib-dev_${newlib4_version}_all.deb feb2ed49a464b0346e42c3506088a41025273bff5f8e6bc5777afeac3704b3c1"
+)
+if [ "$(cat "$newlib4_prefix/.mcubench-newlib-version" 2>/dev/null)" != "$newlib4_version" ]; then
+  mirror=""
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    mirror=$(awk '/^Types:.*deb/ { t = 1 } /^URIs:/ && t && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+  fi
+  if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
+    mirror=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]].*$/\2/p' /etc/apt/sources.list | { grep -v security || true; } | head -n 1)
+  fi
+  if [ -z "$mirror" ]; then
+    echo "ci/setup.sh: no Debian APT mirror found to fetch newlib $newlib4_version from; unpack ${newlib4_debs[*]%% *} (dpkg-deb -x) into $newlib4_prefix yourself" >&2
+    exit 1
+  fi
+  echo "ci/setup.sh: unpacking newlib $newlib4_version into $newlib4_prefix" >&2
+  debs=$(mktemp -d)
+  for entry in "${newlib4_debs[@]}"; do
+    deb=${entry%% *} sum=${entry##* }
+    python3 -c 'import shutil, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=300) as r, open(sys.argv[2], "wb") as f: shutil.copyfileobj(r, f)' \
+      "${mirror%/}/pool/main/n/newlib/$deb" "$debs/$deb"
+    if ! echo "$sum  $debs/$deb" | sha256sum --check --quiet; then
+      echo "ci/setup.sh: $deb from $mirror does not have the pinned SHA-256 $sum" >&2
+      exit 1
+    fi
+  done
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO rm -rf "$newlib4_prefix"
+  for entry in "${newlib4_debs[@]}"; do $SUDO dpkg-deb -x "$debs/${entry%% *}" "$newlib4_prefix"; done
+  echo "$newlib4_version" | $SUDO tee "$newlib4_prefix/.mcubench-newlib-version" >/dev/null
+  rm -rf "$debs"
 fi
 
 # Third-party C for sim/mcubench/tests/any_firmware.rs: Mbed TLS's self-test program, from Debian's

@@ -399,7 +399,7 @@ fn nth_line_with(text: &str, key: &str, k: usize) -> Option<usize> {
 /// lines from 1. Block mappings only (one key per line, as annotation files are written); a
 /// duplicate inside a one-line flow mapping is left to the YAML parser. Scoped by indentation
 /// and list items, so the same key in two list entries (`- site: a` / `- site: b`) is fine.
-fn duplicate_key(text: &str) -> Option<(String, usize, usize)> {
+pub(crate) fn duplicate_key(text: &str) -> Option<(String, usize, usize)> {
     let mut scopes: Vec<(usize, BTreeMap<String, usize>)> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line = match raw.find(" #") {

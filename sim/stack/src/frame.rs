@@ -217,18 +217,57 @@ fn writes_flags(i: &Insn) -> bool {
 
 /// Value of a register after an instruction that sets it to a constant (`movs rd, #imm`,
 /// `mov.w`, `movw`, `movt` on a known constant, `ldr rd, [pc, #imm]`, `mov rd, rm` of a known
-/// constant).
+/// constant), or computes one from a known constant the way GCC builds constants for ARMv6-M,
+/// which has no wide immediates (`movs r3, #141; lsls r3, r3, #3; add sp, r3`: shifts, `negs`,
+/// `mvns`).
 fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, i32)> {
     if insn.conditional {
         return None;
     }
     let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
-    if !matches!(m, "mov" | "movs" | "movw" | "movt" | "ldr") {
+    if !matches!(
+        m,
+        "mov"
+            | "movs"
+            | "movw"
+            | "movt"
+            | "ldr"
+            | "lsl"
+            | "lsls"
+            | "lsr"
+            | "lsrs"
+            | "asr"
+            | "asrs"
+            | "neg"
+            | "negs"
+            | "rsb"
+            | "rsbs"
+            | "mvn"
+            | "mvns"
+    ) {
         return None;
     }
     let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
     let rd = parse_reg(ops.first()?)?;
+    let known = |r: &str| match regs[usize::from(parse_reg(r)?)]? {
+        Val::Const(c) => Some(c),
+        _ => None,
+    };
     match (m, ops.as_slice()) {
+        ("lsl" | "lsls" | "lsr" | "lsrs" | "asr" | "asrs", [_, n, i]) => {
+            let (c, k) = (known(n)?, parse_imm(i)?);
+            let k = u32::try_from(k).ok().filter(|&k| k < 32)?;
+            Some((
+                rd,
+                match m {
+                    "lsl" | "lsls" => ((c as u32) << k) as i32,
+                    "lsr" | "lsrs" => ((c as u32) >> k) as i32,
+                    _ => c >> k,
+                },
+            ))
+        }
+        ("neg" | "negs", [_, n]) | ("rsb" | "rsbs", [_, n, "#0"]) => Some((rd, known(n)?.wrapping_neg())),
+        ("mvn" | "mvns", [_, n]) if parse_reg(n).is_some() => Some((rd, !known(n)?)),
         ("mov" | "movs", [_, r]) if parse_reg(r).is_some() => match regs[usize::from(parse_reg(r)?)]? {
             Val::Const(c) => Some((rd, c)),
             _ => None,

@@ -93,7 +93,7 @@
 //! - [`annotations`]: what the binary cannot tell, as the YAML file people write and as the
 //!   analyzer reads it;
 //! - [`packs`]: annotations mcubench ships for the C runtime libraries it recognises in the ELF
-//!   (newlib/newlib-nano 3.3 + libgcc), applied unless [`StackOptions::packs`] is off.
+//!   (newlib/newlib-nano 3.3 and 4.3–4.5 + libgcc), applied unless [`StackOptions::packs`] is off.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,9 +1,11 @@
 //! Annotation packs: what the binary cannot tell about the C runtime libraries, shipped with
 //! mcubench (`sim/stack/packs/*.yaml`) and applied without the user writing anything.
 //!
-//! A pack is made for one library version (newlib 3.3 + GCC 12.2's libgcc, as Debian 12 ships
-//! them). It is recognised by the ELF's symbols: the library's `family` symbols say the library
-//! is linked, `version_any`/`version_none` say it is this version. Every entry carries its
+//! A pack is made for one library version (newlib 3.3 as Debian 12 ships it; newlib 4.3–4.5 as
+//! the Arm GNU Toolchain and Debian 13 ship it; each with the linking GCC's libgcc). It is
+//! recognised by the ELF's symbols: the library's `family` symbols say the library is linked,
+//! `version_any` (with stdio linked) and `version_none` (always) say it is this version. Packs of
+//! one `library` are versions of it: when one is applied, the others' mismatch is not reported. Every entry carries its
 //! reason (shown as the assumption of a bound that rests on it) and, for recursion, the `cycle`
 //! it cuts, checked against the ELF's direct calls. A pack whose family is present but whose
 //! version check fails, and an entry whose check fails, are reported
@@ -19,12 +21,19 @@ use crate::Annotations;
 use crate::frame::{CallKind, FunctionStack};
 
 /// The packs mcubench ships.
-pub const PACKS: &[(&str, &str)] = &[("newlib-3.3.yaml", include_str!("../packs/newlib-3.3.yaml"))];
+pub const PACKS: &[(&str, &str)] = &[
+    ("newlib-3.3.yaml", include_str!("../packs/newlib-3.3.yaml")),
+    ("newlib-4.yaml", include_str!("../packs/newlib-4.yaml")),
+];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pack {
     pub name: String,
+    /// The library, whatever its version (`newlib`): when the pack of the ELF's version is
+    /// applied, the other versions' packs are not reported. Default: the pack's name.
+    #[serde(default)]
+    pub library: Option<String>,
     pub describes: String,
     pub recognise: Recognise,
     #[serde(default)]
@@ -44,7 +53,7 @@ pub struct Recognise {
     /// With `stdio` linked: one of these must be linked ...
     #[serde(default)]
     pub version_any: Vec<String>,
-    /// ... and none of these.
+    /// ... and, stdio linked or not, none of these (symbols only other versions have).
     #[serde(default)]
     pub version_none: Vec<String>,
     /// Linked: streams may have hooks the pack does not list (`stream_hooks` entries are off).
@@ -88,13 +97,49 @@ pub struct PackUse {
     pub notes: Vec<String>,
 }
 
-/// The shipped packs, parsed (they are part of the program: a parse error is a bug, caught by
-/// the unit test below).
+/// The shipped packs, parsed (they are part of the program: an error is a bug, caught by the
+/// unit test below).
 pub fn shipped() -> Vec<Pack> {
-    PACKS
-        .iter()
-        .map(|(file, text)| serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("pack {file}: {e}")))
-        .collect()
+    PACKS.iter().map(|(file, text)| parse(file, text).unwrap_or_else(|e| panic!("{e}"))).collect()
+}
+
+/// One pack file. A key given twice in one mapping, and two `indirect` entries for one site or
+/// two `recursion` entries for one function and cycle (the later would silently replace the
+/// earlier), are errors naming both lines.
+pub fn parse(file: &str, text: &str) -> Result<Pack, String> {
+    if let Some((key, first, second)) = crate::annotations::duplicate_key(text) {
+        return Err(format!("pack {file}: duplicate key `{key}`: first at {file}:{first}, again at {file}:{second}"));
+    }
+    let pack: Pack = serde_yaml_ng::from_str(text).map_err(|e| format!("pack {file}: {e}"))?;
+    // Line of the n-th (from 0) entry of a list whose items start with `- <key>:`.
+    let entry_line = |key: &str, n: usize| {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim_start().strip_prefix("- ").is_some_and(|r| r.trim_start().starts_with(key)))
+            .nth(n)
+            .map_or(0, |(k, _)| k + 1)
+    };
+    for (b, e) in pack.indirect.iter().enumerate() {
+        if let Some(a) = pack.indirect[..b].iter().position(|x| x.site == e.site) {
+            return Err(format!(
+                "pack {file}: two `indirect` entries for site `{}`: first at {file}:{}, again at {file}:{}",
+                e.site,
+                entry_line("site:", a),
+                entry_line("site:", b)
+            ));
+        }
+    }
+    for (b, e) in pack.recursion.iter().enumerate() {
+        if let Some(a) = pack.recursion[..b].iter().position(|x| x.function == e.function && x.cycle == e.cycle) {
+            return Err(format!(
+                "pack {file}: two `recursion` entries for `{}` and one cycle: first at {file}:{}, again at {file}:{}",
+                e.function,
+                entry_line("function:", a),
+                entry_line("function:", b)
+            ));
+        }
+    }
+    Ok(pack)
 }
 
 /// Name without GCC's clone suffixes (`__sinit.part.0` → `__sinit`).
@@ -134,8 +179,13 @@ pub(crate) fn apply(
             })
         })
     };
+    // Packs of another version of a library whose pack for this version was applied: their
+    // "not this version" note is only noise.
+    let mut mismatched: Vec<(usize, String)> = Vec::new();
+    let mut matched_libraries: Vec<String> = Vec::new();
     for pack in shipped() {
         let r = &pack.recognise;
+        let library = pack.library.clone().unwrap_or_else(|| pack.name.clone());
         // The family may be recognised by a data symbol (`_global_impure_ptr`, `_impure_ptr`): a
         // program without stdio still links newlib's reentrancy data and exit.
         let has_symbol = |n: &str| has(n) || image.symbols().iter().any(|s| s.name == n);
@@ -144,18 +194,23 @@ pub(crate) fn apply(
         }
         let mut u =
             PackUse { pack: pack.name.clone(), describes: pack.describes.clone(), applied: 0, notes: Vec::new() };
-        if r.stdio.iter().any(|s| has(s)) {
-            let any = r.version_any.is_empty() || r.version_any.iter().any(|s| has(s));
-            let none: Vec<&String> = r.version_none.iter().filter(|s| has(s)).collect();
+        {
+            // Data symbols count (`__sglue`, `_global_impure_ptr`): the version is in the
+            // library's data as much as in its functions.
+            let stdio = r.stdio.iter().any(|s| has(s));
+            let any = !stdio || r.version_any.is_empty() || r.version_any.iter().any(|s| has_symbol(s));
+            let none: Vec<&String> = r.version_none.iter().filter(|s| has_symbol(s)).collect();
             if !any || !none.is_empty() {
                 u.notes.push(format!(
                     "not applied: the library is linked but is not the version this pack describes ({}; symbols \
                      expected: one of {:?}, found: {:?}); annotate its recursion and indirect calls yourself",
                     pack.describes, r.version_any, none
                 ));
+                mismatched.push((uses.len(), library));
                 uses.push(u);
                 continue;
             }
+            matched_libraries.push(library);
         }
         let other_hooks: Vec<&String> = r.other_hooks.iter().filter(|s| has(s)).collect();
         for e in &pack.recursion {
@@ -213,6 +268,9 @@ pub(crate) fn apply(
         }
         uses.push(u);
     }
+    let superseded: Vec<usize> =
+        mismatched.into_iter().filter(|(_, library)| matched_libraries.contains(library)).map(|(k, _)| k).collect();
+    let uses = uses.into_iter().enumerate().filter(|(k, _)| !superseded.contains(k)).map(|(_, u)| u).collect();
     (out, uses)
 }
 
@@ -229,6 +287,51 @@ mod tests {
                     .all(|e| !e.reason.is_empty() && (!e.targets.is_empty() || !e.unless_linked.is_empty()))
             );
         }
+    }
+
+    const MINIMAL: &str = "name: p\ndescribes: d\nrecognise:\n  family: [f]\n";
+
+    #[test]
+    fn a_duplicate_key_in_a_pack_is_an_error_naming_both_lines() {
+        let text = format!("{MINIMAL}indirect:\n  - site: a\n    targets: [b]\n    targets: [c]\n    reason: r\n");
+        let e = super::parse("p.yaml", &text).unwrap_err();
+        assert!(e.contains("duplicate key `targets`") && e.contains("p.yaml:7") && e.contains("p.yaml:8"), "{e}");
+    }
+
+    #[test]
+    fn two_entries_for_one_site_or_cycle_are_an_error_naming_both_lines() {
+        let entry = "  - site: a\n    targets: [b]\n    reason: r\n";
+        let text = format!("{MINIMAL}indirect:\n{entry}  - site: x\n    targets: [b]\n    reason: r\n{entry}");
+        let e = super::parse("p.yaml", &text).unwrap_err();
+        assert!(e.contains("site `a`") && e.contains("p.yaml:6") && e.contains("p.yaml:12"), "{e}");
+        let entry = "  - function: f\n    depth: 1\n    cycle: [f, g]\n    reason: r\n";
+        let text = format!("{MINIMAL}recursion:\n{entry}{entry}");
+        let e = super::parse("p.yaml", &text).unwrap_err();
+        assert!(e.contains("`f`") && e.contains("p.yaml:6") && e.contains("p.yaml:10"), "{e}");
+        // The same function with another cycle is another entry (newlib's two __sbprintf cycles).
+        let other = "  - function: f\n    depth: 1\n    cycle: [f, h]\n    reason: r\n";
+        assert!(super::parse("p.yaml", &format!("{MINIMAL}recursion:\n{entry}{other}")).is_ok());
+    }
+
+    #[test]
+    fn each_newlib_pack_rejects_the_other_versions_symbols() {
+        // The version checks of the two newlib packs exclude each other: a symbol one requires
+        // (or only its version has) is one the other refuses.
+        let packs = super::shipped();
+        let by =
+            |n: &str| packs.iter().find(|p| p.name == n).unwrap_or_else(|| panic!("{n} shipped")).recognise.clone();
+        let (v3, v4) = (by("newlib-3.3"), by("newlib-4"));
+        assert!(v4.version_any.iter().all(|s| v3.version_none.contains(s)), "{v3:?} {v4:?}");
+        assert!(v3.version_any.iter().any(|s| v4.version_none.contains(s)), "{v3:?} {v4:?}");
+        assert!(
+            v3.version_none.contains(&"_impure_data".to_string())
+                && v4.version_none.contains(&"_global_impure_ptr".to_string())
+        );
+        let library = |n: &str| packs.iter().find(|p| p.name == n).and_then(|p| p.library.clone());
+        assert_eq!(library("newlib-3.3").as_deref(), Some("newlib"), "one library: the superseded note is dropped");
+        assert_eq!(library("newlib-4").as_deref(), Some("newlib"));
+        // newlib 4's family symbols are 4.x-only: a 3.x ELF never matches it.
+        assert!(v4.family.iter().all(|s| v3.version_none.contains(s)), "{v4:?}");
     }
 
     #[test]

@@ -19,8 +19,10 @@ void Default_Handler(void);
 
 #define PAINT 0xC5C5C5C5u
 /* The painted region: from this far below the top of RAM up to the start-up's own SP. The heap
- * (newlib's _sbrk, from `end` up) stays far below it. */
+ * (newlib's _sbrk, from `end` up) stays far below it (-DPAINT_BYTES=... for a small RAM). */
+#ifndef PAINT_BYTES
 #define PAINT_BYTES (24u * 1024u)
+#endif
 
 static void semihost_write0(const char *s)
 {
@@ -55,6 +57,16 @@ __attribute__((noreturn, naked)) void Reset_Handler(void)
 {
     /* Paint before any C runs (naked: no frame), from __stack_top - PAINT_BYTES up to SP. */
     __asm__ volatile(
+        ".syntax unified\n" /* GCC's Thumb-1 inline asm is in divided syntax otherwise */
+#if defined(__ARM_FP)
+        /* Hard-float builds: FPU access (CPACR CP10/CP11) before any C. */
+        "ldr r0, =0xE000ED88\n"
+        "ldr r1, [r0]\n"
+        "orr r1, r1, #(0xF << 20)\n"
+        "str r1, [r0]\n"
+        "dsb\n"
+        "isb\n"
+#endif
         "ldr r0, =__stack_top\n"
         "ldr r1, =%0\n"
         "subs r0, r0, r1\n"
@@ -62,9 +74,17 @@ __attribute__((noreturn, naked)) void Reset_Handler(void)
         "mov r2, sp\n"
         "1: cmp r0, r2\n"
         "bhs 2f\n"
+#if defined(__ARM_ARCH_6M__)
+        /* ARMv6-M: no post-indexed store, and B reaches only 2 KiB (reset_c does not return). */
+        "str r1, [r0]\n"
+        "adds r0, r0, #4\n"
+        "b 1b\n"
+        "2: bl reset_c\n" ::"i"(PAINT_BYTES));
+#else
         "str r1, [r0], #4\n"
         "b 1b\n"
         "2: b reset_c\n" ::"i"(PAINT_BYTES));
+#endif
 }
 
 __attribute__((noreturn, used)) void reset_c(void)
@@ -85,6 +105,12 @@ __attribute__((section(".vector_table"), used)) const vector vector_table[16] = 
     (vector)__stack_top, Reset_Handler, Default_Handler, Default_Handler, Default_Handler, Default_Handler,
     Default_Handler, 0, 0, 0, 0, Default_Handler, Default_Handler, 0, Default_Handler, Default_Handler,
 };
+
+#ifdef NEWLIB3_SYMBOL
+/* newlib 3.x's stdio cleanup, by name only: with newlib 4 linked, the ELF's symbols say "not only 4.x". */
+void _cleanup_r(void);
+void _cleanup_r(void) {}
+#endif
 
 #ifdef NEWLIB4_SYMBOL
 /* newlib 4.x's stdio walker, by name only: makes the ELF's symbols say "another newlib". */
