@@ -2,9 +2,10 @@
 //! firmware passes every KAT, the tampered image is rejected by every row, and the secure-boot
 //! table (Markdown and CSV, rendered from the report) is pinned by a snapshot in `snapshots/`.
 //!
-//! Only mps2-an505 runs here: building the firmware (RustCrypto P-256, Ed25519, ML-DSA, plus
-//! their host copies for the build script) costs about 56 s of CPU per memory layout, so the
-//! mps2-an386 row set is left to `mcubench run scenarios/secure-boot.yaml`.
+//! Only mps2-an505 runs here: building the firmware (RustCrypto SHA-2/3, RSA, ECDSA P-256/384/521,
+//! Ed25519, Ed448, ML-DSA, SLH-DSA, plus their host copies for the build script) costs about
+//! 110 s of CPU per memory layout cold, so the mps2-an386 row set is left to
+//! `mcubench run scenarios/secure-boot.yaml`.
 
 // Full test tier: needs QEMU and the thumb targets (bash ci/setup.sh).
 #![cfg(feature = "full")]
