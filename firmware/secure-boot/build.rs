@@ -5,12 +5,13 @@
 //! Signature schemes sign the image's SHA-256 digest (hash-then-sign, as secure bootloaders
 //! do); the verifier recomputes the digest from the image and verifies the signature over it.
 
-use std::{env, fmt::Write as _, fs, path::PathBuf};
+use std::{env, fmt::Write as _, fs, path::Path, path::PathBuf};
 
 use ed25519_dalek::Signer as _;
 use ml_dsa::{ExpandedSigningKey, MlDsa44, MlDsa65, MlDsa87, MlDsaParams};
 use p256::ecdsa::signature::hazmat::PrehashSigner;
 use sha2::Digest as _;
+use slh_dsa::signature::Keypair as _;
 
 /// The image size every row of the table verifies.
 const IMAGE_LEN: usize = 100 * 1024;
@@ -61,6 +62,83 @@ fn ml_dsa<P: MlDsaParams>(out: &mut String, alg: &str, id: u32, digest: &[u8]) {
     emit(out, &format!("sb_key_{alg}"), &key);
 }
 
+/// `key=hex` lines of a data file under this crate (comments: `#`), by key.
+fn data(path: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let full = Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join(path);
+    println!("cargo:rerun-if-changed={}", full.display());
+    let text = fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap_or_else(|| panic!("{path}: `key=hex` expected, got {l:?}"));
+            let v = if v.len() % 2 == 1 { format!("0{v}") } else { v.to_string() };
+            (k.to_string(), hex(&v))
+        })
+        .collect()
+}
+
+/// ECDSA P-521 over `digest` (SHA-512; RFC 6979 nonces): signature r||s, SEC1 uncompressed key.
+fn p521_sign(label: &str, digest: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let seed = sha2::Sha512::digest(format!("mcubench secure-boot seed: {label}").as_bytes());
+    let sk = p521::ecdsa::SigningKey::from_slice(&seed).expect("P-521 key");
+    let sig: p521::ecdsa::Signature = sk.sign_prehash(digest).expect("P-521 sign");
+    (sig.to_bytes().to_vec(), p521::ecdsa::VerifyingKey::from(&sk).to_sec1_point(false).as_bytes().to_vec())
+}
+
+/// ECDSA P-384 over `digest` (RFC 6979 nonces), key from a 48-byte seed.
+fn p384_sign(label: &str, digest: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let seed = sha2::Sha384::digest(format!("mcubench secure-boot seed: {label}").as_bytes());
+    let sk = p384::ecdsa::SigningKey::from_slice(&seed).expect("P-384 key");
+    let sig: p384::ecdsa::Signature = sk.sign_prehash(digest).expect("P-384 sign");
+    (sig.to_bytes().to_vec(), sk.verifying_key().to_sec1_point(false).as_bytes().to_vec())
+}
+
+/// ML-DSA over `digest`, empty context, deterministic: (signature, encoded public key).
+fn ml_dsa_sign<P: MlDsaParams>(label: &str, digest: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let sk = ExpandedSigningKey::<P>::from_seed(&seed(label).into());
+    let sig = sk.sign_deterministic(digest, &[]).expect("ML-DSA sign");
+    (sig.encode().to_vec(), sk.verifying_key().encode().to_vec())
+}
+
+/// A signature row's statics: header (fixed fields + key hint), signature, public key.
+fn emit_signed(out: &mut String, alg: &str, id: u32, sig: &[u8], key: &[u8]) {
+    let mut hdr = fixed(id);
+    hdr.extend(sha2::Sha256::digest(key)); // key hint: which key signed
+    emit(out, &format!("sb_hdr_{alg}"), &hdr);
+    emit(out, &format!("sb_sig_{alg}"), sig);
+    emit(out, &format!("sb_key_{alg}"), key);
+}
+
+/// RSA PKCS#1 v1.5 with SHA-256 over `digest`, key rebuilt from the committed primes
+/// (keys/rsa-<bits>.txt). Public key: modulus (big endian, k bytes) then e (4 bytes).
+fn rsa_sign(bits: usize, digest: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    use rsa::BoxedUint;
+    let d = data(&format!("keys/rsa-{bits}.txt"));
+    let int = |k: &str| BoxedUint::from_be_slice_vartime(&d[k]);
+    let sk = rsa::PrivateKey::from_p_q(int("p"), int("q"), int("e")).expect("RSA key from p, q, e");
+    let sig = sk.sign(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), digest).expect("RSA sign");
+    let pk = sk.to_public_key();
+    use rsa::traits::PublicKeyParts as _;
+    let mut key = pk.n().to_be_bytes_trimmed_vartime().to_vec();
+    assert_eq!(key.len() * 8, bits, "RSA-{bits} modulus size");
+    let e = pk.e().to_be_bytes_trimmed_vartime();
+    key.extend(std::iter::repeat_n(0u8, 4 - e.len()).chain(e.iter().copied()));
+    pk.verify(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), digest, &sig).expect("RSA verifies on the host");
+    (sig, key)
+}
+
+/// An ACVP ML-DSA sigVer case (pk, message, signature) through ML-DSA.Verify_internal.
+fn acvp_ml_dsa<P: MlDsaParams>(v: &std::collections::BTreeMap<String, Vec<u8>>) -> bool {
+    let (Ok(pk), Ok(sig)) = (
+        ml_dsa::EncodedVerifyingKey::<P>::try_from(&v["pk"][..]),
+        ml_dsa::EncodedSignature::<P>::try_from(&v["signature"][..]),
+    ) else {
+        return false;
+    };
+    ml_dsa::Signature::<P>::decode(&sig)
+        .is_some_and(|sig| ml_dsa::VerifyingKey::<P>::decode(&pk).verify_internal(&v["message"], &sig))
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let mut out = String::new();
@@ -83,6 +161,8 @@ fn main() {
     }
     emit(&mut out, "SHA256_DIGEST", &sha256);
     emit(&mut out, "SHA384_DIGEST", &sha384);
+    let sha512 = sha2::Sha512::digest(&image);
+    emit(&mut out, "SHA512_DIGEST", &sha512);
 
     // ECDSA P-256 over the SHA-256 digest (RFC 6979 deterministic nonces).
     {
@@ -121,6 +201,41 @@ fn main() {
     ml_dsa::<MlDsa44>(&mut out, "ml_dsa_44", 6, &sha256);
     ml_dsa::<MlDsa65>(&mut out, "ml_dsa_65", 7, &sha256);
     ml_dsa::<MlDsa87>(&mut out, "ml_dsa_87", 8, &sha256);
+
+    // ECDSA P-521 over the SHA-512 digest.
+    let (sig, key) = p521_sign("ecdsa_p521", &sha512);
+    emit_signed(&mut out, "ecdsa_p521", 10, &sig, &key);
+    // Ed448 (RFC 8032 PureEdDSA, empty context) over the SHA-512 digest; 57-byte seed.
+    {
+        let seed = sha2::Sha512::digest(b"mcubench secure-boot seed: ed448");
+        let sk = ed448_goldilocks::SigningKey::from(ed448_goldilocks::SecretKey::try_from(&seed[..57]).unwrap());
+        let sig = sk.sign_raw(&sha512);
+        emit_signed(&mut out, "ed448", 11, &sig.to_bytes(), &sk.verifying_key().to_bytes());
+    }
+    // RSA PKCS#1 v1.5 / SHA-256, e = 65537, over the SHA-256 digest.
+    for (bits, id) in [(2048, 12), (3072, 13), (4096, 14)] {
+        let (sig, key) = rsa_sign(bits, &sha256);
+        emit_signed(&mut out, &format!("rsa_{bits}"), id, &sig, &key);
+    }
+    // SLH-DSA-SHA2-128s (FIPS 205 pure, empty context, deterministic) over the SHA-256 digest.
+    {
+        type P = slh_dsa::Sha2_128s;
+        let s = |i: u8| seed(&format!("slh_dsa_sha2_128s/{i}"))[..16].to_vec();
+        let sk = slh_dsa::SigningKey::<P>::slh_keygen_internal(&s(0), &s(1), &s(2));
+        let sig = sk.try_sign_with_context(&sha256, &[], None).expect("SLH-DSA sign");
+        let key = sk.verifying_key().to_bytes();
+        emit_signed(&mut out, "slh_dsa_sha2_128s", 15, &sig.to_bytes(), &key);
+    }
+    // Hybrids: both schemes sign the same digest; the signature and key are the ML-DSA part then
+    // the ECDSA part (fixed sizes), and the boot path accepts only when both verify.
+    for (alg, id, digest) in [("ml_dsa_65_ecdsa_p384", 16u32, &sha384[..]), ("ml_dsa_87_ecdsa_p521", 17, &sha512[..])] {
+        let ((ms, mk), (es, ek)) = if id == 16 {
+            (ml_dsa_sign::<MlDsa65>(alg, digest), p384_sign(alg, digest))
+        } else {
+            (ml_dsa_sign::<MlDsa87>(alg, digest), p521_sign(alg, digest))
+        };
+        emit_signed(&mut out, alg, id, &[ms, es].concat(), &[mk, ek].concat());
+    }
 
     // Official vectors, checked here against the host implementation so a typo fails the build.
     // RFC 8032 section 7.1, TEST 1 (empty message).
@@ -179,6 +294,107 @@ fn main() {
     emit(&mut out, "CAVP_P384_Q", &q384);
     emit(&mut out, "CAVP_P384_M", &m384);
     emit(&mut out, "CAVP_P384_RS", &rs384);
+    // NIST CAVP FIPS 186-4 ECDSA SigGen.txt, [P-521,SHA-512], first vector: SHA-512 of Msg, Q, R,
+    // S, as carried by RustCrypto's p521 crate (src/test_vectors/ecdsa.rs, 0.14.0).
+    let q521 = [
+        &[0x04][..],
+        &hex("0061387fd6b95914e885f912edfbb5fb274655027f216c4091ca83e19336740fd81aedfe047f51b42bdf68161121013e0d55b117a14e4303f926c8debb77a7fdaad1"),
+        &hex("00e7d0c75c38626e895ca21526b9f9fdf84dcecb93f2b233390550d2b1463b7ee3f58df7346435ff0434199583c97c665a97f12f706f2357da4b40288def888e59e6"),
+    ]
+    .concat();
+    let m521 = hex(
+        "65f83408092261bda599389df03382c5be01a81fe00a36f3f4bb6541263f801627c440e50809712b0cace7c217e6e5051af81de9bfec3204dcd63c4f9a741047",
+    );
+    let rs521 = [
+        hex("004de826ea704ad10bc0f7538af8a3843f284f55c8b946af9235af5af74f2b76e099e4bc72fd79d28a380f8d4b4c919ac290d248c37983ba05aea42e2dd79fdd33e8"),
+        hex("0087488c859a96fea266ea13bf6d114c429b163be97a57559086edb64aed4a18594b46fb9efc7fd25d8b2de8f09ca0587f54bd287299f47b2ff124aac566e8ee3b43"),
+    ]
+    .concat();
+    {
+        use p521::ecdsa::signature::hazmat::PrehashVerifier;
+        let vk = p521::ecdsa::VerifyingKey::from_sec1_bytes(&q521).expect("CAVP P-521 Q");
+        let sig = p521::ecdsa::Signature::from_slice(&rs521).expect("CAVP P-521 R,S");
+        vk.verify_prehash(&m521, &sig).expect("CAVP P-521 vector verifies on the host");
+    }
+    emit(&mut out, "CAVP_P521_Q", &q521);
+    emit(&mut out, "CAVP_P521_M", &m521);
+    emit(&mut out, "CAVP_P521_RS", &rs521);
+    // RFC 8032 section 7.4, Ed448 "-----Blank" (empty message, empty context).
+    let rfc8032_448_sk = hex(
+        "6c82a562cb808d10d632be89c8513ebf6c929f34ddfa8c9f63c9960ef6e348a3528c8a3fcc2f044e39a3fc5b94492f8f032e7549a20098f95b",
+    );
+    let rfc8032_448_pk = hex(
+        "5fd7449b59b461fd2ce787ec616ad46a1da1342485a70e1f8a0ea75d80e96778edf124769b46c7061bd6783df1e50f6cd1fa1abeafe8256180",
+    );
+    let rfc8032_448_sig = hex(
+        "533a37f6bbe457251f023c0d88f976ae2dfb504a843e34d2074fd823d41a591f2b233f034f628281f2fd7a22ddd47d7828c59bd0a21bfd3980ff0d2028d4b18a9df63e006c5d1c2d345b925d8dc00b4104852db99ac5c7cdda8530a113a0f4dbb61149f05a7363268c71d95808ff2e652600",
+    );
+    {
+        let sk =
+            ed448_goldilocks::SigningKey::from(ed448_goldilocks::SecretKey::try_from(&rfc8032_448_sk[..]).unwrap());
+        assert_eq!(sk.verifying_key().to_bytes().to_vec(), rfc8032_448_pk, "RFC 8032 Ed448 blank: public key");
+        assert_eq!(sk.sign_raw(b"").to_bytes().to_vec(), rfc8032_448_sig, "RFC 8032 Ed448 blank: signature");
+    }
+    emit(&mut out, "RFC8032_ED448_BLANK_KEY", &rfc8032_448_pk);
+    emit(&mut out, "RFC8032_ED448_BLANK_SIG", &rfc8032_448_sig);
+    // Wycheproof rsa_signature_2048_sha256_test.json (C2SP/wycheproof@061657f1, testvectors_v1),
+    // RSASSA-PKCS1-v1_5 with SHA-256, tcId 3 (msg "Test", valid): modulus, e = 65537, signature.
+    let wp_n = hex(
+        "a2b451a07d0aa5f96e455671513550514a8a5b462ebef717094fa1fee82224e637f9746d3f7cafd31878d80325b6ef5a1700f65903b469429e89d6eac8845097b5ab393189db92512ed8a7711a1253facd20f79c15e8247f3d3e42e46e48c98e254a2fe9765313a03eff8f17e1a029397a1fa26a8dce26f490ed81299615d9814c22da610428e09c7d9658594266f5c021d0fceca08d945a12be82de4d1ece6b4c03145b5d3495d4ed5411eb878daf05fd7afc3e09ada0f1126422f590975a1969816f48698bcbba1b4d9cae79d460d8f9f85e7975005d9bc22c4e5ac0f7c1a45d12569a62807d3b9a02e5a530e773066f453d1f5b4c2e9cf7820283f742b9d5",
+    );
+    let wp_sig = hex(
+        "264491e844c119f14e425c03282139a558dcdaeb82a4628173cd407fd319f9076eaebc0dd87a1c22e4d17839096886d58a9d5b7f7aeb63efec56c45ac7bead4203b6886e1faa90e028ec0ae094d46bf3f97efdd19045cfbc25a1abda2432639f9876405c0d68f8edbf047c12a454f7681d5d5a2b54bd3723d193dbad4338baad753264006e2d08931c4b8bb79aa1c9cad10eb6605f87c5831f6e2b08e002f9c6f21141f5841d92727dd3e1d99c36bc560da3c9067df99fcaf818941f72588be33032bad22caf6704223bb114d575b6d02d9d222b580005d930e8f40cce9f672eebb634a20177d84351627964b83f2053d736a84ab1a005f63bd5ba943de6205c",
+    );
+    let wp_key = [wp_n.clone(), vec![0, 1, 0, 1]].concat();
+    {
+        let pk = rsa::PublicKey::new(
+            rsa::BoxedUint::from_be_slice_vartime(&wp_n),
+            rsa::BoxedUint::from_be_slice_vartime(&[1, 0, 1]),
+        )
+        .unwrap();
+        pk.verify(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), &sha2::Sha256::digest(b"Test"), &wp_sig)
+            .expect("Wycheproof RSA tcId 3 verifies on the host");
+    }
+    emit(&mut out, "WYCHEPROOF_RSA2048_T3_KEY", &wp_key);
+    emit(&mut out, "WYCHEPROOF_RSA2048_T3_SIG", &wp_sig);
+    // NIST ACVP sigVer vectors (files under vectors/ name their source): FIPS 204 ML-DSA, one
+    // valid case per parameter set; FIPS 205 SLH-DSA-SHA2-192s.
+    for (set, name) in [("44", "ML_DSA_44"), ("65", "ML_DSA_65"), ("87", "ML_DSA_87")] {
+        let v = data(&format!("vectors/acvp-ml-dsa-{set}-sigver.txt"));
+        let ok = match set {
+            "44" => acvp_ml_dsa::<MlDsa44>(&v),
+            "65" => acvp_ml_dsa::<MlDsa65>(&v),
+            _ => acvp_ml_dsa::<MlDsa87>(&v),
+        };
+        assert!(ok, "ACVP ML-DSA-{set} sigVer vector verifies on the host");
+        for (k, field) in [("PK", "pk"), ("MSG", "message"), ("SIG", "signature")] {
+            emit(&mut out, &format!("ACVP_{name}_{k}"), &v[field]);
+        }
+    }
+    {
+        type P = slh_dsa::Sha2_192s;
+        let v = data("vectors/acvp-slh-dsa-sha2-192s-sigver.txt");
+        let vk = slh_dsa::VerifyingKey::<P>::try_from(&v["pk"][..]).expect("ACVP SLH-DSA pk");
+        let sig = slh_dsa::Signature::<P>::try_from(&v["signature"][..]).expect("ACVP SLH-DSA signature");
+        vk.slh_verify_internal(&[&v["message"]], &sig).expect("ACVP SLH-DSA-SHA2-192s sigVer verifies on the host");
+        for (k, field) in [("PK", "pk"), ("MSG", "message"), ("SIG", "signature")] {
+            emit(&mut out, &format!("ACVP_SLH_DSA_SHA2_192S_{k}"), &v[field]);
+        }
+    }
+    // FIPS 205 ACVP keyGen, SLH-DSA-SHA2-128s (skSeed, skPrf, pkSeed -> pk), checked here only: the
+    // host's 128s key generation is the one FIPS 205 specifies.
+    {
+        let sk = slh_dsa::SigningKey::<slh_dsa::Sha2_128s>::slh_keygen_internal(
+            &hex("ac379f047faab2004f3ae32350ac9a3d"),
+            &hex("829fff0aa59e956a87f3971c4d58e710"),
+            &hex("0566d240cc519834322eafbcc73c79f5"),
+        );
+        assert_eq!(
+            sk.verifying_key().to_bytes().to_vec(),
+            hex("0566d240cc519834322eafbcc73c79f5a4b84f02e8bf0cbd54017b2d3c494b57"),
+            "ACVP SLH-DSA-SHA2-128s keyGen"
+        );
+    }
     // FIPS 180-4 / FIPS 202 examples: "abc".
     for (name, want, got) in [
         (
@@ -190,6 +406,11 @@ fn main() {
             "SHA384_ABC",
             "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7",
             sha2::Sha384::digest(b"abc").to_vec(),
+        ),
+        (
+            "SHA512_ABC",
+            "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+            sha2::Sha512::digest(b"abc").to_vec(),
         ),
         (
             "SHA3_256_ABC",

@@ -2,9 +2,10 @@
 //! firmware passes every KAT, the tampered image is rejected by every row, and the secure-boot
 //! table (Markdown and CSV, rendered from the report) is pinned by a snapshot in `snapshots/`.
 //!
-//! Only mps2-an505 runs here: building the firmware (RustCrypto P-256, Ed25519, ML-DSA, plus
-//! their host copies for the build script) costs about 56 s of CPU per memory layout, so the
-//! mps2-an386 row set is left to `mcubench run scenarios/secure-boot.yaml`.
+//! Only mps2-an505 runs here: building the firmware (RustCrypto SHA-2/3, RSA, ECDSA P-256/384/521,
+//! Ed25519, Ed448, ML-DSA, SLH-DSA, plus their host copies for the build script) costs about
+//! 110 s of CPU per memory layout cold, so the mps2-an386 row set is left to
+//! `mcubench run scenarios/secure-boot.yaml`.
 
 // Full test tier: needs QEMU and the thumb targets (bash ci/setup.sh).
 #![cfg(feature = "full")]
@@ -49,14 +50,42 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
         }
         assert!(facts.verify_code.is_some_and(|b| b > 0), "{row}: verify-path code measured");
     }
+    // Hybrids: corrupting either part of the signature alone is rejected (both must verify).
+    for id in [
+        "ml_dsa_65_ecdsa_p384/tampered-ml-dsa",
+        "ml_dsa_65_ecdsa_p384/tampered-ecdsa",
+        "ml_dsa_87_ecdsa_p521/tampered-ml-dsa",
+        "ml_dsa_87_ecdsa_p521/tampered-ecdsa",
+    ] {
+        let k = cell.kats.iter().find(|k| k.id == id).unwrap_or_else(|| panic!("{id} ran"));
+        assert_eq!((k.op.as_str(), &k.result), ("reject", &mcubench::judge::protocol::KatResult::Pass), "{id}");
+    }
+    // RSA keeps its big integers on the heap: its boot KATs report what they took (RSA-4096's
+    // modulus alone is 512 B), the run its peak; the other rows allocate nothing (records carry
+    // `heap=` once anything was allocated: the rows after RSA's).
+    let heap = |id: &str| cell.kats.iter().find(|k| k.id == id).and_then(|k| k.heap);
+    for bits in [2048u32, 3072, 4096] {
+        let h = heap(&format!("rsa_{bits}/boot")).unwrap_or(0);
+        assert!(h > bits / 8, "rsa_{bits}/boot: heap {h} B");
+    }
+    assert_eq!(heap("ml_dsa_87_ecdsa_p521/boot"), Some(0));
+    assert!(cell.heap_peak >= heap("rsa_4096/boot"));
     // Official vectors ran and passed.
     for id in [
         "ed25519/rfc8032-1",
+        "ed448/rfc8032-blank",
         "ecdsa_p256/cavp-1",
         "ecdsa_p384/cavp-1",
+        "ecdsa_p521/cavp-1",
+        "rsa_2048/wycheproof-3",
+        "ml_dsa_44/acvp-sigver",
+        "ml_dsa_65/acvp-sigver",
+        "ml_dsa_87/acvp-sigver",
+        "slh_dsa_sha2_128s/acvp-sigver-sha2-192s",
         "sha256/fips-abc",
         "sha384/fips-abc",
         "sha3_256/fips-abc",
+        "ecdsa_p521/fips-abc",
     ] {
         let k = cell.kats.iter().find(|k| k.id == id).unwrap_or_else(|| panic!("{id} ran"));
         assert_eq!(k.result, mcubench::judge::protocol::KatResult::Pass, "{id}");
