@@ -86,13 +86,31 @@ pub struct Context {
     pub unaligned_run: u8,
     /// Cortex-M3/M4: that run is stores only so far.
     pub unaligned_stores: bool,
+    /// Cortex-M7: when each register's latest value can be read ([`m7`]'s scoreboard).
+    m7: m7::M7State,
+}
+
+/// What continuation prices depend on besides `prev` itself ([`Context::key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContextKey {
+    prev: u32,
+    dual_issued: bool,
+    unaligned_run: u8,
+    unaligned_stores: bool,
+    m7: m7::M7State,
 }
 
 impl Context {
     /// What continuation prices depend on besides `prev` itself: two contexts with the same key
     /// price every continuation alike.
-    pub fn key(&self) -> (u32, bool, u8, bool) {
-        (self.prev.addr, self.dual_issued, self.unaligned_run, self.unaligned_stores)
+    pub fn key(&self) -> ContextKey {
+        ContextKey {
+            prev: self.prev.addr,
+            dual_issued: self.dual_issued,
+            unaligned_run: self.unaligned_run,
+            unaligned_stores: self.unaligned_stores,
+            m7: self.m7,
+        }
     }
 }
 
@@ -105,6 +123,8 @@ pub(crate) struct Pipe {
     pub unaligned_run: u8,
     /// See [`Context::unaligned_stores`].
     pub unaligned_stores: bool,
+    /// Cortex-M7's register scoreboard.
+    pub m7: m7::M7State,
 }
 
 /// A cycle model for one core.
@@ -171,6 +191,7 @@ impl Model {
             dual_issued: e.dual_issued,
             unaligned_run: e.unaligned_run,
             unaligned_stores: e.unaligned_stores,
+            m7: e.m7,
         });
         if entry.is_none()
             && let Some(first) = insns.first()
@@ -184,7 +205,7 @@ impl Model {
             let last = i + 1 == insns.len();
             let (c, taken_extra) = match self.core {
                 Core::CortexM7 => {
-                    let (c, paired) = m7::cost(&self.params, prev, insn, pipe.dual_issued);
+                    let (c, paired) = m7::cost(&self.params, &mut pipe.m7, prev, insn, pipe.dual_issued);
                     pipe.dual_issued = paired;
                     (c, m7::taken_extra(&self.params, insn))
                 }
@@ -207,6 +228,7 @@ impl Model {
                 dual_issued: pipe.dual_issued,
                 unaligned_run: pipe.unaligned_run,
                 unaligned_stores: pipe.unaligned_stores,
+                m7: pipe.m7,
             }),
         )
     }
