@@ -132,8 +132,8 @@ k7_shift:
 k7_shift_loop:
     add.w r1, r2, r3, lsl #2
     add.w r4, r5, r6, lsl #2
-    eor.w r7, r7, r1
-    add.w r3, r3, r7, ror #8
+    eor.w r12, r12, r1
+    add.w r3, r3, r12, ror #8
     subs r0, #1
     bne.w k7_shift_loop
 k7_shift_exit:
