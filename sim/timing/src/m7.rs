@@ -144,7 +144,8 @@ pub(crate) fn cost(
         && uses.iter().all(|&(r, u)| ready_at(state, r, u) == 0)
         && !subword_store_waits(state, insn, 0)
     {
-        record(state, insn, Slot::Younger);
+        let early = sources_early(state, &uses, 0);
+        record(state, insn, Slot::Younger, early);
         return (0, true);
     }
     // A new cycle: wait for the operands ([m7-meas] latencies, below).
@@ -155,9 +156,19 @@ pub(crate) fn cost(
     let base = base_cycles(insn, params.divide);
     let unconditional_indirect = insn.writes.contains(PC) && !insn.conditional && !direct_branch(insn);
     let cycles = u32::from(stall) + base + if unconditional_indirect { params.branch_refill } else { 0 };
+    let early = sources_early(state, &uses, 1 + stall);
     advance(state, (u32::from(stall) + base).min(u32::from(AGE_MAX)) as u8);
-    record(state, insn, Slot::Older);
+    record(state, insn, Slot::Older, early);
     (cycles, false)
+}
+
+/// Whether every register `insn` reads is available to the early ALU `after` cycles from now:
+/// only then can an add/sub/mov/shift execute in the early ALU. [m7-meas]: "if e.g. instruction
+/// X result cannot be consumed by instruction Y in next cycle, it most likely means that if
+/// instruction X result is processed by regular ALU (e.g. `mov`) in following cycles, there still
+/// needs to be a 1 cycle gap in processing chain to dodge stall from Y".
+fn sources_early(state: &M7State, uses: &[(Reg, Use)], after: u8) -> bool {
+    uses.iter().all(|&(r, _)| ready_at(state, r, Use::Early) <= after)
 }
 
 /// The extra cycles when `insn`, a conditional branch, is taken: none for a direct branch, which
@@ -487,10 +498,11 @@ enum Slot {
     Younger,
 }
 
-/// Enters `insn`'s results into the scoreboard, issued in the current cycle in `slot`.
-fn record(state: &mut M7State, insn: &Insn, slot: Slot) {
+/// Enters `insn`'s results into the scoreboard, issued in the current cycle in `slot`, with its
+/// sources available to the early ALU (`early`) or not.
+fn record(state: &mut M7State, insn: &Insn, slot: Slot, early: bool) {
     let wb_base = insn.mem.filter(|m| m.writeback && m.base != PC).map(|m| m.base);
-    let ready = result_latency(insn, slot);
+    let ready = result_latency(insn, slot, early);
     for r in (0..15u8).filter(|&r| insn.writes.contains(r)) {
         let ready = if Some(r) == wb_base { BASE_UPDATE } else { ready };
         state.regs[usize::from(r)] = Entry { ready, age: 0 };
@@ -515,8 +527,9 @@ const BASE_UPDATE: Ready = Ready {
     store: 1,
 };
 
-/// When each kind of consumer may issue after `insn` (issued in `slot`).
-fn result_latency(insn: &Insn, slot: Slot) -> Ready {
+/// When each kind of consumer may issue after `insn` (issued in `slot`, its sources available
+/// to the early ALU or not).
+fn result_latency(insn: &Insn, slot: Slot, early: bool) -> Ready {
     match insn.class {
         // [m7-meas] "word loads can be consumed by late ALU in next cycle, except instructions
         // that consume one of the operands in early ALU"; "all multiplications and multiply
@@ -568,8 +581,9 @@ fn result_latency(insn: &Insn, slot: Slot) -> Ready {
         _ if two_cycle_dsp(insn) => Ready { store: 0, acc: 1, ..Ready::uniform(2, 3) },
         // [m7-meas] early-ALU results forward "to late alu in 0 cycles, or early alu next cycle"
         // (so an address or a shifted operand can use them in the next cycle too), when the
-        // instruction executes early: as the older op (a shift also as the younger one).
-        _ if early_alu(insn) && (slot == Slot::Older || early_from_younger(insn)) => Ready {
+        // instruction executes early: as the older op (a shift also as the younger one), with
+        // its sources there in time (`sources_early`).
+        _ if early_alu(insn) && early && (slot == Slot::Older || early_from_younger(insn)) => Ready {
             late: 0,
             late_beside_early: 0,
             early: 1,
@@ -641,6 +655,9 @@ mod tests {
         assert_eq!(cycles(&[0x1888, 0x6803]), 2);
         // ldr r0, [r1]; str r0, [r2]: "can store any result in same cycle, including ldr".
         assert_eq!(cycles(&[0x6808, 0x6010]), 1);
+        // ldr r0, [r1]; adds r0, #4; ldr r3, [r0]: the add waits for nothing but runs in the
+        // late ALU (its source is not early in time), so the address waits one: 1 + 1 + 2 = 4.
+        assert_eq!(cycles(&[0x6808, 0x3004, 0x6803]), 4);
     }
 
     /// [m7-meas]'s load and multiply latencies.
