@@ -4,22 +4,24 @@
 //! issue slots a cycle, structural pairing restrictions, and a register scoreboard that says in
 //! which cycle each consumer may read a result. Sources, and which of them measured what:
 //!
-//! - [TRM] Arm Cortex-M7 Processor Technical Reference Manual r1p2 (DDI 0489F), §2.1 "About the
-//!   functions" (Prefetch Unit and Data Processing Unit): a six-stage superscalar pipeline that
-//!   can issue two instructions a cycle; the prefetch unit fetches 64 bits a cycle into a
-//!   4×64-bit queue, with a Branch Target Address Cache "for single-cycle turn-around of branch
-//!   predictor state and target address" and forwarding of flags for early resolution of direct
-//!   branches. Structure only: the TRM gives no pairing rules and no cycle counts.
+//! - [TRM] Arm Cortex-M7 Processor Technical Reference Manual (DDI 0489), the component
+//!   descriptions of the Prefetch Unit and the Data Processing Unit: a six-stage superscalar
+//!   pipeline that can issue two instructions a cycle; the prefetch unit fetches 64 bits a cycle
+//!   into a 4×64-bit queue, with a Branch Target Address Cache "for single-cycle turn-around of
+//!   branch predictor state and target address" and forwarding of flags for early resolution of
+//!   direct branches. Structure only: the TRM gives no pairing rules and no cycle counts. (Quoted
+//!   from the TRM as read before; no copy of it was available to re-check the section numbers.)
 //! - [m7-meas] github:jnk0le/random@3dfc2abd "pipeline cycle test/doc/cortex_m7.md" and its
 //!   template "CM7_pipetest_tmpl.S" (STM32H743 rev Y, DWT.CYCCNT, loops of 1000): MEASURED pairing
 //!   restrictions, the early/late ALU forwarding, load, multiply and bitfield latencies, LDM/STM
 //!   and store-buffer timing, branch pairing and the misprediction penalty.
 //! - [quinapalus] quinapalus.com "Cortex-M7 instruction cycle counts, timings, and dual-issue
-//!   combinations" (STM32H730 at 480 MHz, caches on, SysTick): MEASURED instruction pair timings;
-//!   agrees with [m7-meas] on the rules used here. [mastodon-m7]: Cortex-M7 dual-issue notes
-//!   posted under the #CortexM7 tag (mastodawn.com/explore/tag/CortexM7): MEASURED "only one
-//!   shifted-operand instruction per cycle", extends and bitfield ops count as shifted, DSP only
-//!   from the lower address of a pair, `ADD.W R1,R0,R3; ADD.W R1,R1,R2` dual issues.
+//!   combinations" (STM32H730 at 480 MHz, caches on, SysTick, pairs repeated 4 and 14 times):
+//!   only its method could be read here (the stored copy lacks the table and conclusions), so no
+//!   rule below rests on it alone. [mastodon-m7]: Cortex-M7 dual-issue notes posted under the
+//!   #CortexM7 tag (mastodawn.com/explore/tag/CortexM7): MEASURED "only one shifted-operand
+//!   instruction per cycle", extends and bitfield ops count as shifted, DSP only from the lower
+//!   address of a pair, `ADD.W R1,R0,R3; ADD.W R1,R1,R2` dual issues.
 //! - [M7-llvm] LLVM `ARMScheduleM7.td` and `ARMLatencyMutations.cpp` (Arm-contributed
 //!   scheduling model, not a measurement): two load pipes, one store pipe, one MAC; EX1 address
 //!   generation and shifts, EX2 ALUs; latencies where the measurements are silent (word load
