@@ -422,10 +422,10 @@ fn two_cycle_dsp(i: &Insn) -> bool {
 /// `{s,u}xta{b,h,b16}` instructions the 'extracted' or shifted ... register consume its operand
 /// in early ALU"): the last register operand in each of these forms.
 fn early_operand(i: &Insn) -> Option<Reg> {
-    if !(i.class == Class::Alu && shifted_register(i)) && !bitmanip(i) {
+    if !(bitmanip(i) || (i.class == Class::Alu && shifted_register(i))) {
         return None;
     }
-    i.operands.split(',').map(str::trim).filter_map(register).last()
+    i.operands.split(',').map(str::trim).rev().find_map(register)
 }
 
 /// Which registers `insn` reads, and how.
@@ -518,16 +518,8 @@ fn record(state: &mut M7State, insn: &Insn, slot: Slot, early: bool) {
 /// indexed loads can be dual issued if there is no bank conflict and resulting address is not
 /// reused in same cycle (can be issued back to back every cycle)"; [M7-llvm] `M7BaseUpdate`
 /// "bypassable out of EX1". Usable by anything from the next cycle.
-const BASE_UPDATE: Ready = Ready {
-    late: 1,
-    late_beside_early: 1,
-    early: 1,
-    addr: 1,
-    index: 1,
-    acc: 1,
-    mul: 1,
-    store: 1,
-};
+const BASE_UPDATE: Ready =
+    Ready { late: 1, late_beside_early: 1, early: 1, addr: 1, index: 1, acc: 1, mul: 1, store: 1 };
 
 /// When each kind of consumer may issue after `insn` (issued in `slot`, its sources available
 /// to the early ALU or not).
@@ -541,60 +533,32 @@ fn result_latency(insn: &Insn, slot: Slot, early: bool) -> Ready {
         // ("best case for load-use") for a base, and "word loads into B operand of a
         // load/store ... cannot bypass their scheduling stage" (+1) for an index (not measured).
         // LDRD/LDM: [M7-llvm] `WriteLd` and `M7LoadLatency1`, as a word load.
-        Class::Load { width: 4 } | Class::LoadDouble | Class::LoadMultiple { .. } => Ready {
-            late: 1,
-            late_beside_early: 2,
-            early: 2,
-            addr: 2,
-            index: 3,
-            acc: 1,
-            mul: 2,
-            store: 0,
-        },
+        Class::Load { width: 4 } | Class::LoadDouble | Class::LoadMultiple { .. } => {
+            Ready { late: 1, late_beside_early: 2, early: 2, addr: 2, index: 3, acc: 1, mul: 2, store: 0 }
+        }
         // [m7-meas] "byte/half loads can be consumed in secend cycle by late ALU (1 extra cycle of
         // result latency), or third in early ALU"; addresses as the early ALU ([M7-llvm]
         // `M7SlowLoad` latency 2 read at EX1: 3).
-        Class::Load { .. } => Ready {
-            late: 2,
-            late_beside_early: 2,
-            early: 3,
-            addr: 3,
-            index: 3,
-            acc: 1,
-            mul: 2,
-            store: 0,
-        },
+        Class::Load { .. } => {
+            Ready { late: 2, late_beside_early: 2, early: 3, addr: 3, index: 3, acc: 1, mul: 2, store: 0 }
+        }
         // [m7-meas] "all multiplications and multiply accumulates have 1 additional cycle of
         // result latency"; "all multiply accumulates can be chained on accumulator dependency
         // each cycle". Into an address: [M7-llvm] "Multiplies into any address generation cannot
         // bypass from EX3 ... first legal bypass is EX4->EX1", latency 4 (not measured). Into a
         // store's data: [M7-llvm] store data is read at EX3 (`M7Read_EX2`), so the next cycle.
-        _ if mac(insn) => Ready {
-            late: 2,
-            late_beside_early: 2,
-            early: 3,
-            addr: 4,
-            index: 4,
-            acc: 1,
-            mul: 2,
-            store: 1,
-        },
+        _ if mac(insn) => {
+            Ready { late: 2, late_beside_early: 2, early: 3, addr: 4, index: 4, acc: 1, mul: 2, store: 1 }
+        }
         // [M7-llvm] latency-2 DSP ops (not measured).
         _ if two_cycle_dsp(insn) => Ready { store: 0, acc: 1, ..Ready::uniform(2, 3) },
         // [m7-meas] early-ALU results forward "to late alu in 0 cycles, or early alu next cycle"
         // (so an address or a shifted operand can use them in the next cycle too), when the
         // instruction executes early: as the older op (a shift also as the younger one), with
         // its sources there in time (`sources_early`).
-        _ if early_alu(insn) && early && (slot == Slot::Older || early_from_younger(insn)) => Ready {
-            late: 0,
-            late_beside_early: 0,
-            early: 1,
-            addr: 1,
-            index: 1,
-            acc: 0,
-            mul: 0,
-            store: 0,
-        },
+        _ if early_alu(insn) && early && (slot == Slot::Older || early_from_younger(insn)) => {
+            Ready { late: 0, late_beside_early: 0, early: 1, addr: 1, index: 1, acc: 0, mul: 0, store: 0 }
+        }
         // Everything else that writes a core register finishes in the late ALU (EX2): the next
         // cycle for late-ALU, multiply and accumulate operands ("late ALU from the same cycle"
         // for the accumulator), one more for EX1 consumers: [m7-meas] "bitfield/dsp instruction
