@@ -147,8 +147,13 @@ pub(crate) fn cost(
         && !subword_store_waits(state, insn, 0)
     {
         let early = sources_early(state, &uses, 0);
+        // A multi-cycle instruction that pairs (VDIV/VSQRT "dual issues with one integer
+        // instruction and locks pipeline for the rest of the duration", [m7-meas]) holds issue
+        // for the rest of its cycles.
+        let rest = base_cycles(insn, params.divide) - 1;
+        advance(state, rest.min(u32::from(AGE_MAX)) as u8);
         record(state, insn, Slot::Younger, early);
-        return (0, true);
+        return (rest, true);
     }
     // A new cycle: wait for the operands ([m7-meas] latencies, below).
     let mut stall = uses.iter().map(|&(r, u)| ready_at(state, r, u).saturating_sub(1)).max().unwrap_or(0);
@@ -605,6 +610,17 @@ mod tests {
         assert_eq!(cycles(&[0x3401, 0xb2d9]), 2);
         // ... but as the older op it pairs: uxtb r1, r3; adds r4, #1 = 1.
         assert_eq!(cycles(&[0xb2d9, 0x3401]), 1);
+    }
+
+    /// A VDIV that pairs with an integer instruction still takes its 16 cycles.
+    #[test]
+    fn a_paired_divide_keeps_its_cycles() {
+        // adds r4, #1; vdiv.f32 s0, s1, s2 (0xee80 0x0a81): paired, 16 in all.
+        let bytes: Vec<u8> = [0x3401u16, 0xee80, 0x0a81].iter().flat_map(|h| h.to_le_bytes()).collect();
+        let (insns, err) = Decoder::new(mcubench_thumb::Arch::V7EM, true).unwrap().decode_block(0x100, &bytes);
+        assert!(err.is_none(), "{err:?}");
+        assert!(insns[1].mnemonic.starts_with("vdiv"), "{:?}", insns[1].mnemonic);
+        assert_eq!(Model::new(Core::CortexM7).block(&insns).fall_through, 16);
     }
 
     /// The early/late ALU forwarding of [m7-meas].
