@@ -92,7 +92,7 @@ echo "built $OUT/hostile-*.elf"
 # kernels-*: the timing microbenchmarks of sim/timing/kernels, each run once inside region markers
 # (firmware/c/kernels), for the end-to-end cycle test. armv7m on mps2-an385/an386 (built for the
 # Cortex-M3, runs on both), armv7em-fp on mps2-an386 (hard float), armv6m on microbit, armv8m on
-# mps2-an505 (Cortex-M33).
+# mps2-an505 (Cortex-M33), armv7em-m7 on mps2-an500 (Cortex-M7).
 KSRC=$HERE/../../sim/timing/kernels
 KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -ffreestanding
         -nostartfiles --specs=nano.specs -I "$HERE/include")
@@ -109,6 +109,9 @@ KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werr
 "$CC" -mcpu=cortex-m33 -mfloat-abi=soft "${KFLAGS[@]}" -DKERNELS_ARMV8M -T "$HERE/link.ld" -L "$LINKER/mps2-an505" \
     -Wl,--gc-sections "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv8m.S" \
     -o "$OUT/kernels-armv8m.elf"
+"$CC" -mcpu=cortex-m7 -mfloat-abi=soft "${KFLAGS[@]}" -DKERNELS_ARMV7EM_M7 "${MPS2_LD[@]}" -Wl,--gc-sections \
+    "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7em-m7.S" \
+    -o "$OUT/kernels-armv7em-m7.elf"
 echo "built $OUT/kernels-*.elf"
 
 # heap-test: malloc/free with known sizes for the heap measurement (-DMCUBENCH_HEAP: mcubench.h's

@@ -314,7 +314,7 @@ struct Straight {
 /// The price of a TB as the continuation of straight-line code.
 struct Continued {
     /// The entry context's key ([`Context::key`]).
-    entry: (u32, bool, u8, bool),
+    entry: mcubench_timing::ContextKey,
     /// Fall-through cycles as a continuation.
     cycles: u64,
     /// The context after the TB.

@@ -38,7 +38,7 @@ fn last_register(insn: &Insn) -> Option<Reg> {
     register(insn.operands.rsplit(',').next()?.trim())
 }
 
-fn register(name: &str) -> Option<Reg> {
+pub(crate) fn register(name: &str) -> Option<Reg> {
     Some(match name {
         "sb" => 9,
         "sl" => 10,

@@ -23,7 +23,9 @@
 //!   handler start or an exception return. Late arrival, lazy FP stacking and bus contention with
 //!   other masters are not modelled.
 //! - The Cortex-M7 model is an approximation of a dual-issue core with branch prediction and caches
-//!   (Arm publishes no cycle table): expect ±10–20 %. It is labelled as such in every report.
+//!   (Arm publishes no cycle table): an in-order issue model with a register scoreboard, from
+//!   public board measurements; on the held-back validation rows it is 0 to 18 % high, so expect
+//!   ±20 %. It is labelled as such in every report.
 //!
 //! Sources (each rule cites its section):
 //! - [M4] Arm Cortex-M4 TRM r0p1 (DDI 0439B) §3.3.1 Table 3-1 "Cortex-M4 instruction set summary",
@@ -35,8 +37,9 @@
 //!   github:jnk0le/random "pipeline cycle test/doc/cortex_m3m4.md" (cited in `m3m4.rs`).
 //! - [M33] its own pipeline (`m33.rs`): Arm's description of the M33 pipeline and RP2350
 //!   measurements (github:jnk0le/random "cortex_m33.md").
-//! - [M7] approximate (`m7.rs`): STM32H7 measurements (jnk0le/random "cortex_m7.md",
-//!   quinapalus.com/cm7cycles.html) and LLVM ARMScheduleM7.td.
+//! - [M7] approximate (`m7.rs`): the Cortex-M7 TRM's pipeline description, STM32H7 measurements
+//!   (jnk0le/random "cortex_m7.md" and its template), and Arm's LLVM/GCC scheduling models
+//!   where the measurements are silent; `m7.rs` says which rules are measured and which inferred.
 //!
 //! One module per core family: `m0` (ARMv6-M), `m3m4` (ARMv7-M), `m33`, `m7`; `fetch` (wait
 //! states), `insn` (instruction facts), `params` (every tunable number), `core_timing`
@@ -86,13 +89,31 @@ pub struct Context {
     pub unaligned_run: u8,
     /// Cortex-M3/M4: that run is stores only so far.
     pub unaligned_stores: bool,
+    /// Cortex-M7: when each register's latest value can be read ([`m7`]'s scoreboard).
+    m7: m7::M7State,
+}
+
+/// What continuation prices depend on besides `prev` itself ([`Context::key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContextKey {
+    prev: u32,
+    dual_issued: bool,
+    unaligned_run: u8,
+    unaligned_stores: bool,
+    m7: m7::M7State,
 }
 
 impl Context {
     /// What continuation prices depend on besides `prev` itself: two contexts with the same key
     /// price every continuation alike.
-    pub fn key(&self) -> (u32, bool, u8, bool) {
-        (self.prev.addr, self.dual_issued, self.unaligned_run, self.unaligned_stores)
+    pub fn key(&self) -> ContextKey {
+        ContextKey {
+            prev: self.prev.addr,
+            dual_issued: self.dual_issued,
+            unaligned_run: self.unaligned_run,
+            unaligned_stores: self.unaligned_stores,
+            m7: self.m7,
+        }
     }
 }
 
@@ -105,6 +126,8 @@ pub(crate) struct Pipe {
     pub unaligned_run: u8,
     /// See [`Context::unaligned_stores`].
     pub unaligned_stores: bool,
+    /// Cortex-M7's register scoreboard.
+    pub m7: m7::M7State,
 }
 
 /// A cycle model for one core.
@@ -131,7 +154,7 @@ impl Model {
             Core::CortexM3 => "Cortex-M3 TRM table",
             Core::CortexM4 | Core::CortexM4F => "Cortex-M4 TRM table",
             Core::CortexM33 => "Cortex-M33 pipeline (dual issue, 1-cycle loads; public measurements)",
-            Core::CortexM7 => "APPROXIMATE: dual issue and prediction from public measurements, ±10-20 %",
+            Core::CortexM7 => "APPROXIMATE: dual-issue pipeline from public measurements, ±20 %",
         };
         let ws = if self.params.wait_states.is_empty() { "0 WS".to_string() } else { "custom WS".to_string() };
         format!("{} model: {source}, P={}, {ws}", self.core.model_name(), self.params.branch_refill)
@@ -171,6 +194,7 @@ impl Model {
             dual_issued: e.dual_issued,
             unaligned_run: e.unaligned_run,
             unaligned_stores: e.unaligned_stores,
+            m7: e.m7,
         });
         if entry.is_none()
             && let Some(first) = insns.first()
@@ -184,7 +208,7 @@ impl Model {
             let last = i + 1 == insns.len();
             let (c, taken_extra) = match self.core {
                 Core::CortexM7 => {
-                    let (c, paired) = m7::cost(&self.params, prev, insn, pipe.dual_issued);
+                    let (c, paired) = m7::cost(&self.params, &mut pipe.m7, prev, insn, pipe.dual_issued);
                     pipe.dual_issued = paired;
                     (c, m7::taken_extra(&self.params, insn))
                 }
@@ -207,6 +231,7 @@ impl Model {
                 dual_issued: pipe.dual_issued,
                 unaligned_run: pipe.unaligned_run,
                 unaligned_stores: pipe.unaligned_stores,
+                m7: pipe.m7,
             }),
         )
     }

@@ -30,7 +30,7 @@ pub fn only_cell(report: RunReport) -> CellReport {
 
 /// The C firmware ELFs, built with arm-none-eabi-gcc once per change of their sources: into a
 /// directory of the target's tmp dir named by a hash of every file under firmware/c, the linker
-/// files and the compiler's version, under a file lock (test binaries of one run share it; the
+/// files, the timing kernels and the compiler's version, under a file lock (test binaries of one run share it; the
 /// first builds into a temporary directory and renames it into place, so a half-built one is
 /// never used). Older builds are removed.
 pub fn c_firmware(name: &str) -> PathBuf {
@@ -45,7 +45,8 @@ fn build_c_firmware() -> PathBuf {
     use std::hash::{Hash, Hasher};
     let root = repo();
     let mut files = Vec::new();
-    for dir in ["firmware/c", "linker"] {
+    // build.sh also assembles the timing kernels of sim/timing/kernels.
+    for dir in ["firmware/c", "linker", "sim/timing/kernels"] {
         collect_files(&root.join(dir), &mut files);
     }
     files.sort();
