@@ -535,7 +535,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
     // Flash stalls of this TB's fetches, from the state the TBs before it left.
     let stall = match (&tb.fetch, memory()) {
-        (Some(plan), Some(m)) => m.fetch(plan),
+        (Some(plan), Some(m)) => m.fetch(plan, continued),
         _ => 0,
     };
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
@@ -870,7 +870,9 @@ fn on_exit(_id: qemu_plugin_id_t) {
     });
     let cycles = state.timing.as_ref().map(|t| Cycles {
         model: match memory() {
-            Some(m) => format!("{}; {}", t.model.describe(), m.describe()),
+            // The memory system gives the wait states: the core model's own "0 WS" would
+            // contradict it.
+            Some(m) => format!("{}; {}", t.model.describe_core(), m.describe()),
             None => t.model.describe(),
         },
         total: match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {
