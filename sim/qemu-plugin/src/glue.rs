@@ -825,10 +825,14 @@ fn probe_stores(
 
 /// Data side of the memory system: a memory callback on every load instruction of `tb` that
 /// adds the stall of a load from flash ([`MemorySystem::load`]: wait states unless the data cache
-/// holds the line). Costly (a call per load), so only when some flash region has wait states.
+/// holds the line). Costly (a call per load), so only when some flash region has wait states, and
+/// not on loads that cannot reach flash, which change nothing ([`MemorySystem::load`]): loads
+/// from the stack (SP-based: the stack is writable memory) and literal loads whose address,
+/// known at translation, is outside the flash.
 fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn], skip: impl Fn(u64) -> bool) {
     for (i, insn) in tb.instructions().enumerate() {
-        if !insns.get(i).is_some_and(cost::reads_memory) || skip(insn.vaddr()) {
+        let Some(decoded) = insns.get(i).filter(|d| cost::reads_memory(d)) else { continue };
+        if skip(insn.vaddr()) || !cost::may_load_from(decoded, |a| memory().is_some_and(|m| m.flash_at(a).is_some())) {
             continue;
         }
         insn.register_memory_access_callback(

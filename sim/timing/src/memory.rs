@@ -255,8 +255,7 @@ pub struct MemorySystem {
     current: u32,
     /// Cycles the core has spent in `current` so far (over as many blocks as ran in it).
     spent: u32,
-    /// The flash line the last data load read (`u32::MAX`: none, or the last load was not from
-    /// flash).
+    /// The flash line the last data load from flash read (`u32::MAX`: none yet).
     data_line: u32,
 }
 
@@ -384,26 +383,28 @@ impl MemorySystem {
     /// the price independent of how QEMU splits an access: QEMU 7.2 reports LDRD as two 4-byte
     /// accesses, QEMU 9 and later as one of 8 bytes).
     pub fn load(&mut self, addr: u32, size: u32) -> u64 {
-        let Some(f) = self.flash_at(addr) else {
-            self.data_line = u32::MAX;
-            return 0;
-        };
+        // A load from SRAM or a peripheral does not reach the flash interface, whose line buffer
+        // keeps the line the last flash load read (RM0090 §2.1 Figure 1: flash on the I-Code and
+        // D-Code buses, SRAM on the S-bus). So such loads change nothing, and the plugin need not
+        // watch loads that cannot reach flash (from the stack).
+        let Some(f) = self.flash_at(addr) else { return 0 };
         let (wait_states, width) = (f.wait_states, f.line);
         let first = addr & !(width - 1);
         let last = addr.wrapping_add(size.max(1) - 1) & !(width - 1);
         let mut stall = 0;
         let mut line = first;
         loop {
-            if line != self.data_line {
-                self.data_line = line;
-                let cache = match (&mut self.dcache, &mut self.icache) {
-                    (Some(d), _) => Some(d),
-                    (None, Some(i)) if self.config.unified => Some(i),
-                    _ => None,
-                };
-                if !cache.is_some_and(|c| c.access(line)) {
-                    stall += u64::from(wait_states);
-                }
+            // Every load looks the cache up (a hit refreshes the line's LRU order, a miss fills
+            // it); a miss stalls unless the flash's line buffer still holds the line.
+            let buffered = line == self.data_line;
+            self.data_line = line;
+            let cache = match (&mut self.dcache, &mut self.icache) {
+                (Some(d), _) => Some(d),
+                (None, Some(i)) if self.config.unified => Some(i),
+                _ => None,
+            };
+            if !cache.is_some_and(|c| c.access(line)) && !buffered {
+                stall += u64::from(wait_states);
             }
             if line == last {
                 break;
