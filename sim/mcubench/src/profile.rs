@@ -15,6 +15,7 @@ use mcubench_wire::{PluginArgs, Results};
 
 use crate::Error;
 use crate::config::board::Board;
+use crate::config::scenario::Measure;
 use crate::exec::plugin;
 use crate::exec::qemu::ProcessEnd;
 use crate::exec::scratch::ScratchDir;
@@ -61,9 +62,15 @@ fn as_seconds<S: serde::Serializer>(t: &Option<Duration>, s: S) -> Result<S::Ok,
 /// code gives a profile (a failing firmware can be profiled too). At the `timeout`, QEMU is asked
 /// to quit so that the plugin writes what it has: the profile of the part that ran comes back
 /// with [`Profile::timed_out_after`] set (it is an error only if QEMU did not quit in time to
-/// write it). `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host
+/// write it). `measure`: the cycle model of the cell, as `run` uses it. `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host
 /// gets no profile, while QEMU's own system calls are never held against it.
-pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) -> Result<Profile, Error> {
+pub fn profile(
+    board: &Board,
+    elf: &Path,
+    timeout: Duration,
+    contained: bool,
+    measure: &Measure,
+) -> Result<Profile, Error> {
     use Error::{Input, Run, Setup};
     let so = plugin::locate()
         .map_err(Setup)?
@@ -77,11 +84,16 @@ pub fn profile(board: &Board, elf: &Path, timeout: Duration, contained: bool) ->
     std::fs::write(&functions_file, list)
         .map_err(|e| Setup(format!("cannot write {}: {e}", functions_file.display())))?;
     let out = dir.path().join("results.txt");
+    // The cell's cycle model (board timing profile, `model:`, wait states), as `run` prices it.
+    let model = measure.model_for(board);
     let args = PluginArgs {
         markers,
-        core: Some(board.core),
+        core: Some(model.core),
         functions: Some(functions_file),
         profile: true,
+        wait_states: measure.wait_states.clone(),
+        params: model.param_args(),
+        memory: model.memory.clone(),
         ..PluginArgs::new(&out)
     };
     let option = args.to_option(&so);

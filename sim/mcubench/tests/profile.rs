@@ -23,7 +23,7 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
 #[test]
 fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true).unwrap();
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default()).unwrap();
     eprintln!("{}", p.table(15));
     let self_sum: u64 = p.functions.iter().map(|f| f.self_cycles).sum();
     assert_eq!(self_sum, p.cycles, "self cycles sum to the whole run");
@@ -41,4 +41,27 @@ fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
     assert!(has("keccak"), "a Keccak function has cycles: {}", p.table(30));
     assert!(has("aes"), "an AES function has cycles: {}", p.table(30));
     assert!(svg.to_lowercase().contains("keccak") && svg.to_lowercase().contains("aes"));
+}
+
+/// The profile prices the run as `mcubench run` prices the cell: with the scenario's board timing
+/// profile (here the STM32F407's 5 wait states, prefetch and ART caches), not the bare core.
+#[test]
+fn the_profile_uses_the_cells_timing_profile() {
+    let text = "name: kat-stm32f407\n\
+                firmware: { cargo: ../firmware/kat, vectors: ../firmware/kat/vectors }\n\
+                boards: [mps2-an386]\n\
+                timing: stm32f407\n\
+                profiles: { speed: { opt-level: 3 } }\n\
+                timeout: 20 s\n";
+    let scenario = Scenario::from_yaml(&common::repo().join("scenarios/kat-stm32f407.yaml"), text).unwrap();
+    let report = mcubench::run_scenario(&scenario, &mcubench::RunOptions { jobs: 1, ..Default::default() });
+    let cell = &report.cells[0];
+    let (elf, board) = kat_elf("mps2-an386", "speed");
+    let measure = scenario.measure("speed");
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &measure).unwrap();
+    assert!(p.model.contains("memory system: flash"), "{}", p.model);
+    assert_eq!(Some(&p.model), cell.cycle_model.as_ref());
+    assert_eq!(Some(p.cycles), cell.cycles_total, "the profile's whole-run cycles are the run's");
+    let bare = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default()).unwrap();
+    assert!(p.cycles > bare.cycles, "5 wait states cost cycles: {} vs {} at 0 WS", p.cycles, bare.cycles);
 }

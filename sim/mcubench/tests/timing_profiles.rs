@@ -104,3 +104,41 @@ fn qemu_7_and_10_give_the_same_estimates_with_a_memory_system() {
     assert_ne!(old.2, new.2, "two QEMU versions");
     assert_eq!((old.0, old.1), (new.0, new.1));
 }
+
+/// `--timing` gives a prebuilt ELF the profile a scenario's `timing:` would (`run --elf` and
+/// `profile --elf`); an unknown profile is bad input (exit 2) listing the known ones.
+#[test]
+fn timing_flag_for_a_prebuilt_elf() {
+    let elf = common::c_firmware("kat-crc32-table");
+    let scenario = kat_cycles(&run("kat-crc32-table", "mps2-an386", "timing: stm32f407\n"));
+    let out = common::mcubench()
+        .args(["run", "--board", "mps2-an386", "--timing", "stm32f407", "--format", "json", "--elf"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: mcubench::report::RunReport = serde_json::from_slice(&out.stdout).unwrap();
+    let cell = &report.cells[0];
+    assert_eq!(cell.cycle_params["timing"], "stm32f407");
+    assert_eq!(kat_cycles(cell), scenario, "the flag prices the ELF as the scenario key does");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::mcubench()
+        .args(["profile", "--board", "mps2-an386", "--timing", "stm32f407", "--out"])
+        .arg(dir.path())
+        .arg("--elf")
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("memory system: flash"), "{}", String::from_utf8_lossy(&out.stdout));
+
+    let out = common::mcubench()
+        .args(["run", "--board", "mps2-an386", "--timing", "stm32f4", "--elf"])
+        .arg(&elf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown board timing profile `stm32f4`") && err.contains("stm32f407, "), "{err}");
+}

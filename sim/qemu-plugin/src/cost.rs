@@ -162,6 +162,20 @@ pub fn reads_memory(insn: &Insn) -> bool {
     ) || insn.mem.is_some_and(|m| !m.store)
 }
 
+/// Whether load `insn` may read an address for which `flash` holds: not for loads from the stack
+/// (SP-based, the stack is writable memory), nor for a literal load whose address is not flash.
+pub fn may_load_from(insn: &Insn, flash: impl Fn(u32) -> bool) -> bool {
+    match insn.mem {
+        Some(m) if m.base == mcubench_thumb::SP => false,
+        Some(m) if m.base == PC && m.index.is_none() => {
+            let first = (insn.addr.wrapping_add(4) & !3).wrapping_add(m.offset as u32);
+            let last = first.wrapping_add(m.bytes.max(1) - 1);
+            flash(first) || flash(last)
+        }
+        _ => true,
+    }
+}
+
 fn end_of(last: &Insn) -> End {
     match last.flow {
         Flow::Next if !last.writes.contains(PC) => End::Next,
@@ -179,6 +193,22 @@ mod tests {
 
     fn halfwords(hw: &[u16]) -> Vec<u8> {
         hw.iter().flat_map(|h| h.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn loads_that_cannot_reach_flash_are_not_watched() {
+        let flash = |a: u32| (0x0800_0000..0x0810_0000).contains(&a);
+        // ldr r0, [sp, #4]; pop {r4, pc}; ldr r0, [r1]; ldr r0, [pc, #8] at 0x08000100 (literal at
+        // 0x0800010c, flash) and the same at 0x20000100 (literal in SRAM).
+        let decode = |at: u32, hw: &[u16]| {
+            let (insns, err) = Decoder::for_core(Core::CortexM4).unwrap().decode_block(at, &halfwords(hw));
+            assert!(err.is_none());
+            insns
+        };
+        let got = |at| decode(at, &[0x9801, 0x6808, 0x4802]).iter().map(|i| may_load_from(i, flash)).collect::<Vec<_>>();
+        assert_eq!(got(0x0800_0100), [false, true, true]);
+        assert_eq!(got(0x2000_0100), [false, true, false]);
+        assert!(!may_load_from(&decode(0x0800_0100, &[0xbd10])[0], flash), "pop is a load from the stack");
     }
 
     #[test]

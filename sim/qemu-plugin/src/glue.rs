@@ -535,7 +535,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
     // Flash stalls of this TB's fetches, from the state the TBs before it left.
     let stall = match (&tb.fetch, memory()) {
-        (Some(plan), Some(m)) => m.fetch(plan),
+        (Some(plan), Some(m)) => m.fetch(plan, continued),
         _ => 0,
     };
     let extra = PENDING_EXTRA.load(Ordering::Relaxed);
@@ -825,10 +825,14 @@ fn probe_stores(
 
 /// Data side of the memory system: a memory callback on every load instruction of `tb` that
 /// adds the stall of a load from flash ([`MemorySystem::load`]: wait states unless the data cache
-/// holds the line). Costly (a call per load), so only when some flash region has wait states.
+/// holds the line). Costly (a call per load), so only when some flash region has wait states, and
+/// not on loads that cannot reach flash, which change nothing ([`MemorySystem::load`]): loads
+/// from the stack (SP-based: the stack is writable memory) and literal loads whose address,
+/// known at translation, is outside the flash.
 fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn], skip: impl Fn(u64) -> bool) {
     for (i, insn) in tb.instructions().enumerate() {
-        if !insns.get(i).is_some_and(cost::reads_memory) || skip(insn.vaddr()) {
+        let Some(decoded) = insns.get(i).filter(|d| cost::reads_memory(d)) else { continue };
+        if skip(insn.vaddr()) || !cost::may_load_from(decoded, |a| memory().is_some_and(|m| m.flash_at(a).is_some())) {
             continue;
         }
         insn.register_memory_access_callback(
@@ -870,7 +874,9 @@ fn on_exit(_id: qemu_plugin_id_t) {
     });
     let cycles = state.timing.as_ref().map(|t| Cycles {
         model: match memory() {
-            Some(m) => format!("{}; {}", t.model.describe(), m.describe()),
+            // The memory system gives the wait states: the core model's own "0 WS" would
+            // contradict it.
+            Some(m) => format!("{}; {}", t.model.describe_core(), m.describe()),
             None => t.model.describe(),
         },
         total: match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {

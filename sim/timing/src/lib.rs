@@ -146,8 +146,15 @@ impl Model {
         Model { core, params }
     }
 
-    /// The model's name for reports, e.g. `cortex-m4 table model (TRM r0p1), P=1, 0 WS`.
+    /// The model's name for reports, e.g. `cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS`.
     pub fn describe(&self) -> String {
+        let ws = if self.params.wait_states.is_empty() { "0 WS" } else { "custom WS" };
+        format!("{}, {ws}", self.describe_core())
+    }
+
+    /// The core model's name without its wait states, for reports whose memory system (with its
+    /// own wait states) follows: `cortex-m4 model: Cortex-M4 TRM table, P=1`.
+    pub fn describe_core(&self) -> String {
         let source = match self.core {
             Core::CortexM0 => "Cortex-M0 TRM table",
             Core::CortexM0Plus => "Cortex-M0+ TRM table",
@@ -156,8 +163,7 @@ impl Model {
             Core::CortexM33 => "Cortex-M33 pipeline (dual issue, 1-cycle loads; public measurements)",
             Core::CortexM7 => "APPROXIMATE: dual-issue pipeline from public measurements, ±20 %",
         };
-        let ws = if self.params.wait_states.is_empty() { "0 WS".to_string() } else { "custom WS".to_string() };
-        format!("{} model: {source}, P={}, {ws}", self.core.model_name(), self.params.branch_refill)
+        format!("{} model: {source}, P={}", self.core.model_name(), self.params.branch_refill)
     }
 
     /// Exception entry cycles ([`CoreTiming::exception_entry`]), plus the refill's fetch wait states

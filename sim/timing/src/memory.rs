@@ -18,7 +18,10 @@
 //! - **Prefetch.** With the prefetch on, the next sequential line is read while the current one
 //!   executes (RM0090 §3.5.2 "Prefetch on the I-Code bus"). Reading a line takes
 //!   `wait_states + 1` cycles, so moving on to it after `c` cycles in the current line stalls
-//!   `min(wait_states, wait_states + 1 - c)` cycles (0 once `c > wait_states`). A branch target
+//!   `min(wait_states, wait_states + 1 - c)` cycles (0 once `c > wait_states`); `c` counts
+//!   every cycle since the line was read, over all the blocks that ran in it (a loop inside the
+//!   line; straight-line code QEMU cut into several blocks, where QEMU 10 cuts and 7.2 does not,
+//!   so both give the same estimate). A branch target
 //!   is not prefetched: it costs the full `wait_states` unless a buffer or cache holds it.
 //! - **Instruction cache.** Lines that miss every buffer are copied into the cache (LRU in each
 //!   set); a later fetch that hits costs nothing (RM0090 §3.5.2 "Instruction cache memory":
@@ -224,17 +227,15 @@ pub struct PlannedLine {
     pub addr: u32,
     /// The flash region's wait states.
     pub wait_states: u32,
-    /// Cycles the core spent in the block's previous line before it needs this one (what the
-    /// prefetch hides); `None` for the block's first line (the previous block's tail applies).
-    pub hide: Option<u32>,
+    /// Cycles the core spends in this line before it needs the block's next line (or, for the
+    /// last line, before the block ends): what a prefetch of the following line can hide.
+    pub spent: u32,
 }
 
 /// A block's instruction fetches from flash, computed at translation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FetchPlan {
     pub lines: Vec<PlannedLine>,
-    /// Cycles the core spends in the block's last line (hides the next block's prefetch).
-    pub tail: u32,
 }
 
 impl FetchPlan {
@@ -252,10 +253,9 @@ pub struct MemorySystem {
     dcache: Option<Cache>,
     /// The flash line in the fetch line buffer (`u32::MAX`: none yet).
     current: u32,
-    /// Cycles spent in the previous block's last line.
-    carry: u32,
-    /// The flash line the last data load read (`u32::MAX`: none, or the last load was not from
-    /// flash).
+    /// Cycles the core has spent in `current` so far (over as many blocks as ran in it).
+    spent: u32,
+    /// The flash line the last data load from flash read (`u32::MAX`: none yet).
     data_line: u32,
 }
 
@@ -266,7 +266,7 @@ impl MemorySystem {
             dcache: config.dcache.map(Cache::new),
             config,
             current: u32::MAX,
-            carry: 0,
+            spent: 0,
             data_line: u32::MAX,
         }
     }
@@ -276,7 +276,7 @@ impl MemorySystem {
     }
 
     /// For the model's name in reports: `memory system: flash 5 WS per 16 B line, prefetch,
-    /// icache 1024 B 64-way, dcache 128 B 8-way` (the core model's own `0 WS` is the table's).
+    /// icache 1024 B 64-way, dcache 128 B 8-way` (it follows the core model's name, which then omits `0 WS`).
     pub fn describe(&self) -> String {
         let c = &self.config;
         let mut parts: Vec<String> = c
@@ -310,37 +310,49 @@ impl MemorySystem {
             return plan;
         }
         let mut context: Option<Context> = None;
-        let mut in_line = 0u32;
         for insn in insns {
             if let Some(f) = self.flash_at(insn.addr) {
                 let first = insn.addr & !(f.line - 1);
                 let last = insn.addr.wrapping_add(u32::from(insn.len) - 1) & !(f.line - 1);
                 for addr in [first, last] {
-                    if plan.lines.last().is_some_and(|l| l.addr == addr) {
-                        continue;
+                    if plan.lines.last().is_none_or(|l| l.addr != addr) {
+                        plan.lines.push(PlannedLine { addr, wait_states: f.wait_states, spent: 0 });
                     }
-                    let hide = if plan.lines.is_empty() { None } else { Some(in_line) };
-                    plan.lines.push(PlannedLine { addr, wait_states: f.wait_states, hide });
-                    in_line = 0;
                 }
             }
-            // This instruction's own cycles, priced after its predecessor as the block prices it.
+            // This instruction's own cycles, priced after its predecessor as the block prices it,
+            // are spent in the line it was fetched from last.
             let (cost, exit) = model.block_after(context.as_ref(), std::slice::from_ref(insn));
-            in_line = in_line.saturating_add(cost.fall_through as u32);
+            if let Some(line) = plan.lines.last_mut() {
+                line.spent = line.spent.saturating_add(cost.fall_through as u32);
+            }
             context = exit;
         }
-        plan.tail = in_line;
         plan
     }
 
     /// Run time: stall cycles of the instruction fetches of a block whose plan is `plan`.
-    pub fn fetch(&mut self, plan: &FetchPlan) -> u64 {
+    ///
+    /// `correction`: cycles the block costs beyond what the plan priced (negative: fewer) because
+    /// it continues the previous block's straight-line code, whose pairing reaches across the cut
+    /// (the plan prices the block as if it started afresh); they are spent in its first line.
+    pub fn fetch(&mut self, plan: &FetchPlan, correction: i64) -> u64 {
         let mut stall = 0u64;
-        for line in &plan.lines {
-            let hide = line.hide.unwrap_or(self.carry);
-            stall += u64::from(self.fetch_line(line.addr, line.wait_states, hide));
+        for (i, line) in plan.lines.iter().enumerate() {
+            let mut spent = line.spent;
+            if i == 0 {
+                spent = u32::try_from((i64::from(spent) + correction).max(0)).unwrap_or(u32::MAX);
+            }
+            if line.addr == self.current {
+                // Still in the line the blocks before ran in (straight-line code QEMU cut into
+                // several blocks, or a loop inside one line): the time spent in it adds up, so
+                // where QEMU cuts a block does not change what the prefetch hides.
+                self.spent = self.spent.saturating_add(spent);
+                continue;
+            }
+            stall += u64::from(self.fetch_line(line.addr, line.wait_states, self.spent));
+            self.spent = spent;
         }
-        self.carry = plan.tail;
         stall
     }
 
@@ -371,26 +383,28 @@ impl MemorySystem {
     /// the price independent of how QEMU splits an access: QEMU 7.2 reports LDRD as two 4-byte
     /// accesses, QEMU 9 and later as one of 8 bytes).
     pub fn load(&mut self, addr: u32, size: u32) -> u64 {
-        let Some(f) = self.flash_at(addr) else {
-            self.data_line = u32::MAX;
-            return 0;
-        };
+        // A load from SRAM or a peripheral does not reach the flash interface, whose line buffer
+        // keeps the line the last flash load read (RM0090 §2.1 Figure 1: flash on the I-Code and
+        // D-Code buses, SRAM on the S-bus). So such loads change nothing, and the plugin need not
+        // watch loads that cannot reach flash (from the stack).
+        let Some(f) = self.flash_at(addr) else { return 0 };
         let (wait_states, width) = (f.wait_states, f.line);
         let first = addr & !(width - 1);
         let last = addr.wrapping_add(size.max(1) - 1) & !(width - 1);
         let mut stall = 0;
         let mut line = first;
         loop {
-            if line != self.data_line {
-                self.data_line = line;
-                let cache = match (&mut self.dcache, &mut self.icache) {
-                    (Some(d), _) => Some(d),
-                    (None, Some(i)) if self.config.unified => Some(i),
-                    _ => None,
-                };
-                if !cache.is_some_and(|c| c.access(line)) {
-                    stall += u64::from(wait_states);
-                }
+            // Every load looks the cache up (a hit refreshes the line's LRU order, a miss fills
+            // it); a miss stalls unless the flash's line buffer still holds the line.
+            let buffered = line == self.data_line;
+            self.data_line = line;
+            let cache = match (&mut self.dcache, &mut self.icache) {
+                (Some(d), _) => Some(d),
+                (None, Some(i)) if self.config.unified => Some(i),
+                _ => None,
+            };
+            if !cache.is_some_and(|c| c.access(line)) && !buffered {
+                stall += u64::from(wait_states);
             }
             if line == last {
                 break;

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::Error;
 use crate::config::board::Board;
+use crate::config::timing::{CycleModel, ModelSettings, TimingProfile};
 use crate::config::units::{Bytes, Timeout};
 use crate::report::RunReport;
 use crate::shard::Shard;
@@ -40,6 +41,31 @@ pub struct ContainArgs {
     /// commands refused and reported; see docs/src/explain/containment.md).
     #[arg(long)]
     pub no_contain: bool,
+}
+
+/// `--timing`, for the commands that run one prebuilt ELF (a scenario names its own `timing:`).
+#[derive(Args, Clone, Default)]
+pub struct TimingArgs {
+    /// Board timing profile for --elf (e.g. `stm32f407`): its memory system and clock give the
+    /// cycle estimates and time, as a scenario's `timing:` does. `mcubench boards` lists them.
+    #[arg(long, requires = "elf", value_name = "PROFILE")]
+    pub timing: Option<String>,
+}
+
+impl TimingArgs {
+    /// The cycle model of `board` with `--timing`'s profile, or with the board's core alone.
+    pub fn model(&self, board: &Board) -> Result<CycleModel, Error> {
+        let profile = match &self.timing {
+            None => None,
+            Some(name) => Some(TimingProfile::find(name).ok_or_else(|| {
+                Error::Input(format!(
+                    "--timing: unknown board timing profile `{name}`; known profiles: {}",
+                    TimingProfile::names().join(", ")
+                ))
+            })?),
+        };
+        CycleModel::resolve(board, profile, &ModelSettings::default()).map_err(Error::Input)
+    }
 }
 
 /// A built-in board by name.

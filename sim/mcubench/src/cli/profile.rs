@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::{self, ContainArgs};
+use super::args::{self, ContainArgs, TimingArgs};
 use super::{Error, Exit};
 use crate::build::ElfSource;
-use crate::config::scenario::{PREBUILT_PROFILE, Scenario};
+use crate::config::scenario::{Measure, PREBUILT_PROFILE, Scenario};
 
 #[derive(Args)]
 pub struct ProfileArgs {
@@ -35,6 +35,8 @@ pub struct ProfileArgs {
     #[arg(long, value_parser = args::duration)]
     timeout: Option<Duration>,
     #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
     contain: ContainArgs,
 }
 
@@ -42,11 +44,15 @@ pub struct ProfileArgs {
 pub const DEFAULT_ELF_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
-    let (elf, board, profile_name, timeout) = match (&a.scenario, &a.elf) {
+    let (elf, board, profile_name, timeout, measure) = match (&a.scenario, &a.elf) {
         (None, Some(elf)) => {
             let name = a.board.as_deref().ok_or_else(|| Error::Input("--elf needs --board".into()))?;
             let board = args::board(name).map_err(Error::Input)?;
-            (elf.clone(), board, PREBUILT_PROFILE.to_string(), a.timeout.unwrap_or(DEFAULT_ELF_TIMEOUT))
+            let mut measure = Measure::default();
+            if a.timing.timing.is_some() {
+                measure.models.insert(board.name.to_string(), a.timing.model(board)?);
+            }
+            (elf.clone(), board, PREBUILT_PROFILE.to_string(), a.timeout.unwrap_or(DEFAULT_ELF_TIMEOUT), measure)
         }
         (Some(path), None) => {
             let mut s = Scenario::load(path)?;
@@ -55,11 +61,13 @@ pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
             s.restrict(&boards, &profiles).map_err(Error::Input)?;
             let (board, profile) = (s.boards[0], &s.profiles[0]);
             let elf = ElfSource::new(&s.firmware)?.elf(board, profile)?;
-            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout))
+            // The cell's cycle model: the scenario's `timing:` and `model:` with the profile's.
+            let measure = s.measure(&profile.name);
+            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout), measure)
         }
         _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
     };
-    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain)?;
+    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain, &measure)?;
     std::fs::create_dir_all(&a.out).map_err(|e| Error::Input(format!("{}: {e}", a.out.display())))?;
     let stem = a.out.join(format!("{}-{profile_name}", board.name));
     let folded = stem.with_extension("folded");

@@ -7,11 +7,11 @@ use std::time::Duration;
 use clap::Args;
 use mcubench_elf::ElfImage;
 
-use super::args::{self, ContainArgs, Format};
+use super::args::{self, ContainArgs, Format, TimingArgs};
 use super::{Error, Exit};
 use crate::config::board::Board;
 use crate::config::rules::{ConsoleRules, Pattern, Record};
-use crate::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Firmware, Scenario};
+use crate::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Firmware, PREBUILT_PROFILE, Scenario};
 use crate::shard::Shard;
 use crate::{RunOptions, run_scenario};
 
@@ -90,6 +90,8 @@ pub struct RunArgs {
     #[arg(long, requires = "elf", value_name = "FILE")]
     vectors: Option<PathBuf>,
     #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
     verdict: VerdictArgs,
     /// Print every cell's console (semihosting and UARTs) after the results, not only failing ones'.
     #[arg(long)]
@@ -151,6 +153,10 @@ impl RunArgs {
                     return Err(Error::Input(format!("{}: no such file", elf.display())));
                 }
                 let mut s = Scenario::for_elf(elf, board, budgets, self.timeout.unwrap_or(DEFAULT_TIMEOUT));
+                if self.timing.timing.is_some() {
+                    let measure = s.measures.entry(PREBUILT_PROFILE.to_string()).or_default();
+                    measure.models.insert(board.name.to_string(), self.timing.model(board)?);
+                }
                 if let Some(path) = &self.vectors {
                     s.vectors = Some(crate::config::vectors::Vectors::load(path)?);
                 }
