@@ -211,3 +211,26 @@ pub(crate) fn sets_flags(insn: &Insn) -> bool {
     let m = if insn.conditional && m.len() > 3 { &m[..m.len() - 2] } else { m };
     matches!(m, "cmp" | "cmn" | "tst" | "teq") || m.ends_with('s')
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Core, Model};
+    use mcubench_thumb::Decoder;
+
+    /// [m33-meas]: flags of a shifted-register instruction arrive a cycle late.
+    #[test]
+    fn late_flags_of_a_shifted_register() {
+        let m = Model::new(Core::CortexM33);
+        let block = |hw: &[u16]| {
+            let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
+            let (insns, err) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
+            assert!(err.is_none(), "{err:?}");
+            m.block(&insns)
+        };
+        // subs.w r0, r0, r4, lsr #1; bne: 1 + (1 + 1 late), taken +1.
+        let b = block(&[0xebb0, 0x0054, 0xd1fe]);
+        assert_eq!((b.fall_through, b.taken_extra), (3, 1));
+        // adds.w r0, r0, r4 (no shift); bne: 1 + 1.
+        assert_eq!(block(&[0xeb10, 0x0004, 0xd1fe]).fall_through, 2);
+    }
+}

@@ -346,4 +346,43 @@ mod tests {
         // str r1, [r2]; ldmia r2, {r3, r4}: 1 + (1 + 2 + 1)
         assert_eq!(m.block(&insns(0x100, &[0x6011, 0xca18])).fall_through, 5);
     }
+
+    /// Cortex-M3 TRM Table 15-3: decode-time branches pay P = 1, execute-time ones P = 2.
+    #[test]
+    fn refill_by_where_the_target_is_issued() {
+        let m = Model::new(Core::CortexM4);
+        // (halfwords, fall-through, taken extra)
+        let cases: &[(&[u16], u64, u64)] = &[
+            (&[0x4770], 2, 0),             // bx lr: decode time
+            (&[0x468e, 0x4770], 1 + 3, 0), // mov lr, r1; bx lr: LR written during decode
+            (&[0x4718], 3, 0),             // bx r3
+            (&[0x46f7], 2, 0),             // mov pc, lr (16-bit): decode time
+            (&[0x468e, 0x46f7], 1 + 3, 0), // mov lr, r1; mov pc, lr
+            (&[0xb101], 1, 2),             // cbz r1: execute time
+            (&[0xd1fe], 1, 1),             // bne: decode time
+            (&[0xe7fe], 2, 0),             // b
+            (&[0xf7ff, 0xfff5], 2, 0),     // bl
+            (&[0xbd10], 1 + 2 + 2, 0),     // pop {r4, pc}: LDM to PC
+            (&[0xf85d, 0xfb04], 2 + 2, 0), // ldr.w pc, [sp], #4
+            (&[0xe8df, 0xf001], 2 + 2, 0), // tbb [pc, r1]
+        ];
+        for (hw, fall, taken) in cases {
+            let b = m.block(&insns(0x100, hw));
+            assert_eq!((b.fall_through, b.taken_extra), (*fall, *taken), "{hw:04x?}");
+        }
+    }
+
+    /// jnk0le: a store's base is needed a cycle early; M3: a pre/post-indexed store after a load.
+    #[test]
+    fn late_store_bases() {
+        let m4 = Model::new(Core::CortexM4);
+        let m3 = Model::new(Core::CortexM3);
+        // str.w r1, [r3], #4 twice: the second's base was just written back.
+        assert_eq!(m4.block(&insns(0x100, &[0xf843, 0x1b04, 0xf843, 0x1b04])).fall_through, 1 + 2);
+        // ldr r4, [r2]; str r1, [r4]: the base is the loaded value.
+        assert_eq!(m4.block(&insns(0x100, &[0x6814, 0x6021])).fall_through, 2 + 2);
+        // ldr r4, [r2]; str.w r4, [r5, #-4]!: M4 1 (pipelined), M3 2.
+        let wb = insns(0x100, &[0x6814, 0xf845, 0x4d04]);
+        assert_eq!((m4.block(&wb).fall_through, m3.block(&wb).fall_through), (2 + 1, 2 + 2));
+    }
 }
