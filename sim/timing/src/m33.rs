@@ -151,8 +151,15 @@ fn fp_issue(params: &Params, insn: &Insn, fp: FpClass) -> u32 {
         FpClass::LoadMultiple { regs, double } | FpClass::StoreMultiple { regs, double } => {
             (u32::from(regs) * if double { 2 } else { 1 }).max(1)
         }
-        // "`vmov` of two S (or one D) registers to two GPR takes 2 cycles".
-        FpClass::MoveCore2 => 2,
+        // "`vmov` of two S (or one D) registers to two GPR takes 2 cycles"; "`vmov` of two GPR
+        // registers to two S (or one D) takes 1 cycle".
+        FpClass::MoveCore2 => {
+            if writes_core(insn) {
+                2
+            } else {
+                1
+            }
+        }
     }
 }
 
@@ -184,8 +191,16 @@ fn stall_after(prev: &Insn, insn: &Insn) -> u32 {
         Class::Alu if shifted_register(prev) || shifted_constant(prev) || prev.mnemonic.contains("xta") => {
             u32::from(!to_accumulator)
         }
+        // "`vmov` of one S register to one GPR takes 1 cycle, it has 2 cycles of result latency"
+        // (the two-register form has 1).
+        Class::Fp(FpClass::MoveCore) => 1,
         _ => 0,
     }
+}
+
+/// Whether an FP instruction writes a core register (VMOV to core registers).
+fn writes_core(insn: &Insn) -> bool {
+    insn.writes.0 & 0x7fff != 0
 }
 
 /// Registers whose new value comes out of `insn`'s execution (a load's data, an ALU result) —
@@ -232,5 +247,22 @@ mod tests {
         assert_eq!((b.fall_through, b.taken_extra), (3, 1));
         // adds.w r0, r0, r4 (no shift); bne: 1 + 1.
         assert_eq!(block(&[0xeb10, 0x0004, 0xd1fe]).fall_through, 2);
+    }
+
+    /// [m33-meas] "fpu": VMOV of two S registers to two GPRs 2 cycles, the other way 1; one S
+    /// to one GPR 1 with a result latency of 2.
+    #[test]
+    fn vmov_between_core_and_fp_registers() {
+        let m = Model::new(Core::CortexM33);
+        let block = |hw: &[u16]| {
+            let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
+            let (insns, err) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
+            assert!(err.is_none(), "{err:?}");
+            m.block(&insns).fall_through
+        };
+        assert_eq!(block(&[0xec51, 0x0a10]), 2); // vmov r0, r1, s0, s1
+        assert_eq!(block(&[0xec41, 0x0a10]), 1); // vmov s0, s1, r0, r1
+        assert_eq!(block(&[0xee11, 0x2a10, 0x18a4]), 1 + 1 + 1); // vmov r2, s2; adds r4, r2: waits 1
+        assert_eq!(block(&[0xee01, 0x3a90, 0x18a4]), 1 + 1); // vmov s3, r3; adds r4, r2
     }
 }

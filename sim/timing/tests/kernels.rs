@@ -226,3 +226,11 @@ fn branch_refill_and_store_base_kernels(
     assert_eq!(k.price(&m, "k_call", &call_body), call, "k_call");
     assert_eq!(k.price_loop(&m, "k_strwb"), strwb, "k_strwb");
 }
+
+/// Cortex-M33 VMOV between core and FP registers (kernels/armv8m-fp.S): 2 cycles to two core
+/// registers, 1 the other way, and a one-register move's result waits a cycle.
+#[test]
+fn cortex_m33_fp_moves_match_the_measurements() {
+    let k = assemble("armv8m-fp.S", "cortex-m33", &[], Arch::V8MMain, true);
+    assert_eq!(k.price_loop(&Model::new(Core::CortexM33), "k33_vmov"), 901);
+}
