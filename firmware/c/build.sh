@@ -98,7 +98,7 @@ KFLAGS=(-DSVC_HANDLER=mb_svc_handler -mthumb -O2 -g -std=c11 -Wall -Wextra -Werr
         -nostartfiles --specs=nano.specs -I "$HERE/include")
 "$CC" -mcpu=cortex-m3 "${KFLAGS[@]}" -DKERNELS_ARMV7M "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7m.S" \
-    -o "$OUT/kernels-armv7m.elf"
+    "$KSRC/armv7m-refill.S" -o "$OUT/kernels-armv7m.elf"
 "$CC" -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16 "${KFLAGS[@]}" -DKERNELS_ARMV7EM_FP \
     "${MPS2_LD[@]}" -Wl,--gc-sections \
     "$HERE/kat-crc32/startup.c" "$HERE/kernels/main.c" "$HERE/kernels/harness.S" "$KSRC/armv7em-fp.S" \

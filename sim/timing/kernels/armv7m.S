@@ -128,11 +128,12 @@ k_mac_exit:
     bx lr
 k_mac_end:
 
-@ TBB switch: TBB is 2+P = 3, then the case's branch back (B 1+P = 2).
+@ TBB switch: TBB is 2+P with P = 2: its target comes from a load, so it is issued at execute
+@ (Cortex-M3 TRM r2p0 Table 15-3, "LSU PC modifying instructions"; sim/timing/src/m3m4.rs), 4.
 @ setup: movs 1 + movs 1 = 2.
-@ body: tbb 3, case0: subs 1 + bne 2 → but the table jumps to case0, so the executed path per
-@ iteration is tbb (3) + subs (1) + bne (2 taken) = 6, last iteration 5. exit: 2.
-@ M3 = M4 = 2 + 99×6 + 5 + 2 = 603. (The table bytes follow the TBB; the test prices the
+@ body: tbb 4, case0: subs 1 + bne 2 → but the table jumps to case0, so the executed path per
+@ iteration is tbb (4) + subs (1) + bne (2 taken) = 7, last iteration 6. exit: 2.
+@ M3 = M4 = 2 + 99×7 + 6 + 2 = 703. (The table bytes follow the TBB; the test prices the
 @ executed path: tbb block, then the case block.)
     .global k_tbb, k_tbb_loop, k_tbb_case, k_tbb_exit, k_tbb_end
     .balign 4

@@ -1,7 +1,7 @@
 //! ARMv7-M: the Cortex-M3 and Cortex-M4 (and M4F with FPv4-SP), a 3-stage pipeline priced from
 //! the TRMs' Table 3-1 and load/store timing notes.
 
-use mcubench_thumb::{Class, FpClass, Insn, SpEffect};
+use mcubench_thumb::{Class, Flow, FpClass, Insn, LR, SpEffect};
 use mcubench_wire::Core;
 
 use crate::Pipe;
@@ -28,6 +28,42 @@ fn unaligned_wide(insn: &Insn) -> bool {
 /// than P = 1 (its two halves need two fetches before it can be decoded).
 pub(crate) fn branch_target_extra(first: &Insn) -> u32 {
     u32::from(unaligned_wide(first))
+}
+
+/// [M3-ETM] Arm Cortex-M3 TRM r2p0 (DDI 0337G) §15.3 "Branch status interface", Table 15-3
+/// "Branches and stages evaluated by the processor": B <imm> (16- and 32-bit, conditional or
+/// not) and BL issue their target at decode; BX LR, BLX LR and the 16-bit MOV PC, LR too "if LR
+/// is not being written during decode"; ADD PC, BX/BLX Rm (Rm ≠ LR, or LR being written), CBZ,
+/// CBNZ, LDR PC, LDM to PC and the 32-bit MOV PC at execute ("the ALU register based branches
+/// and LSU PC modifying instructions"; TBB/TBH are LSU PC modifying: their target is loaded).
+/// A target issued at execute is fetched one pipeline stage later than one issued at decode: one
+/// more refill cycle. With [`branch_target_extra`] this gives the TRM's range, Table 3-1: "P ...
+/// ranges from 1 to 3 depending on the alignment and width of the target instruction, and
+/// whether the processor manages to speculate the address early". The Cortex-M4 has the M3's
+/// 3-stage pipeline and prefetch unit and the same definition of P ([M4] §3.3.1).
+///
+/// "LR being written during decode": the instruction before (in execute while the branch is
+/// decoded) writes LR (`pop {r4, lr}; bx lr`, `ldr lr, [sp], #4; bx lr`).
+pub(crate) fn target_at_execute(prev: Option<&Insn>, insn: &Insn) -> bool {
+    let lr_written = prev.is_some_and(|p| p.writes.contains(LR));
+    match insn.class {
+        Class::Branch => match insn.flow {
+            // CBZ/CBNZ compare a register in execute; B/Bcc <imm> are decode-time.
+            Flow::Branch { .. } => insn.mnemonic.starts_with("cb"),
+            Flow::Call { .. } => lr_written,
+            // BX LR (a return) and BLX LR.
+            Flow::Return | Flow::CallIndirect { reg: LR } => lr_written,
+            _ => true,
+        },
+        Class::TableBranch => true,
+        // MOV PC, LR (16-bit) is decode-time; every other ALU write of PC is execute-time.
+        Class::Alu if writes_pc(insn) => {
+            let mov_lr = insn.len == 2 && insn.mnemonic.starts_with("mov") && insn.reads.contains(LR);
+            !mov_lr || lr_written
+        }
+        Class::Load { .. } | Class::LoadMultiple { .. } => writes_pc(insn),
+        _ => false,
+    }
 }
 
 /// [`cost`] plus the fetch rule that spans instructions: [compendium] "groups of three or more
@@ -60,9 +96,11 @@ pub(crate) fn step(params: &Params, core: Core, pipe: &mut Pipe, prev: Option<&I
 /// Cost of `insn` after `prev` in the same block, and the extra cycles if it is a conditional
 /// branch that is taken. (Also prices the few ARMv7-M classes on the ARMv6-M model's behalf.)
 pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn) -> (u32, u32) {
-    let p = refill(params, insn);
     let m0 = matches!(core, Core::CortexM0 | Core::CortexM0Plus);
     let m3 = core == Core::CortexM3;
+    // [M3-ETM]: one more refill cycle when the target is issued at execute (M3/M4 only: the
+    // ARMv6-M model prices its few ARMv7-M classes here without it).
+    let p = refill(params, insn) + u32::from(!m0 && target_at_execute(prev, insn));
     let conditional_branch = conditional_branch(insn);
     let taken_pc = |base: u32| if conditional_branch { (base, p) } else { (base + p, 0) };
 
@@ -125,7 +163,7 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
             // pipelined after a load/store.
             let register_offset = insn.mem.is_some_and(|m| m.index.is_some());
             let base = if !register_offset || pipelines_after(core, prev, insn) { 1 } else { 2 };
-            (base + address_dependency(prev, insn), 0)
+            (base + address_dependency(prev, insn) + store_address_late(core, prev, insn), 0)
         }
         // [M4]/[M3] LDRD, STRD: 1+N with N = 2; they do not pipeline.
         Class::LoadDouble | Class::StoreDouble => (3 + address_dependency(prev, insn), 0),
@@ -217,6 +255,25 @@ fn pipelines_after(core: Core, prev: Option<&Insn>, insn: &Insn) -> bool {
     !address_uses(insn, prev.writes)
 }
 
+/// [jnk0le] stores: "base address and offset must be available 1 cycle earlier than normally";
+/// "post and pre indexed stores cannot be chained back to back on same register base address";
+/// "[cm3] pre and post indexed stores effectively execute in 1 cycle when preceeding instruction
+/// is not an load". So +1 for a store after a single load or store that wrote (loaded, or wrote
+/// back) a register the store's address uses, and on the M3 +1 for a pre/post-indexed store
+/// right after a load. SP-based writebacks (PUSH/POP, which are multiples) are not single
+/// loads/stores and are left out, as [`address_dependency`] leaves SP adjustments out.
+fn store_address_late(core: Core, prev: Option<&Insn>, insn: &Insn) -> u32 {
+    let Some(prev) = prev else { return 0 };
+    let prev_load = matches!(prev.class, Class::Load { .. });
+    if !(prev_load || matches!(prev.class, Class::Store { .. })) {
+        return 0;
+    }
+    if address_uses(insn, prev.writes) {
+        return 1;
+    }
+    u32::from(core == Core::CortexM3 && prev_load && insn.mem.is_some_and(|m| m.writeback))
+}
+
 /// +1 when an address register of `insn` was written by the immediately preceding data
 /// processing instruction: the address is generated early in the pipeline, before that
 /// result is written back (timing notes, "address dependency"). A preceding load whose result
@@ -288,5 +345,44 @@ mod tests {
         assert_eq!(m.block(&insns(0x100, &[0x6853, 0x6811])).fall_through, 3);
         // str r1, [r2]; ldmia r2, {r3, r4}: 1 + (1 + 2 + 1)
         assert_eq!(m.block(&insns(0x100, &[0x6011, 0xca18])).fall_through, 5);
+    }
+
+    /// Cortex-M3 TRM Table 15-3: decode-time branches pay P = 1, execute-time ones P = 2.
+    #[test]
+    fn refill_by_where_the_target_is_issued() {
+        let m = Model::new(Core::CortexM4);
+        // (halfwords, fall-through, taken extra)
+        let cases: &[(&[u16], u64, u64)] = &[
+            (&[0x4770], 2, 0),             // bx lr: decode time
+            (&[0x468e, 0x4770], 1 + 3, 0), // mov lr, r1; bx lr: LR written during decode
+            (&[0x4718], 3, 0),             // bx r3
+            (&[0x46f7], 2, 0),             // mov pc, lr (16-bit): decode time
+            (&[0x468e, 0x46f7], 1 + 3, 0), // mov lr, r1; mov pc, lr
+            (&[0xb101], 1, 2),             // cbz r1: execute time
+            (&[0xd1fe], 1, 1),             // bne: decode time
+            (&[0xe7fe], 2, 0),             // b
+            (&[0xf7ff, 0xfff5], 2, 0),     // bl
+            (&[0xbd10], 1 + 2 + 2, 0),     // pop {r4, pc}: LDM to PC
+            (&[0xf85d, 0xfb04], 2 + 2, 0), // ldr.w pc, [sp], #4
+            (&[0xe8df, 0xf001], 2 + 2, 0), // tbb [pc, r1]
+        ];
+        for (hw, fall, taken) in cases {
+            let b = m.block(&insns(0x100, hw));
+            assert_eq!((b.fall_through, b.taken_extra), (*fall, *taken), "{hw:04x?}");
+        }
+    }
+
+    /// jnk0le: a store's base is needed a cycle early; M3: a pre/post-indexed store after a load.
+    #[test]
+    fn late_store_bases() {
+        let m4 = Model::new(Core::CortexM4);
+        let m3 = Model::new(Core::CortexM3);
+        // str.w r1, [r3], #4 twice: the second's base was just written back.
+        assert_eq!(m4.block(&insns(0x100, &[0xf843, 0x1b04, 0xf843, 0x1b04])).fall_through, 1 + 2);
+        // ldr r4, [r2]; str r1, [r4]: the base is the loaded value.
+        assert_eq!(m4.block(&insns(0x100, &[0x6814, 0x6021])).fall_through, 2 + 2);
+        // ldr r4, [r2]; str.w r4, [r5, #-4]!: M4 1 (pipelined), M3 2.
+        let wb = insns(0x100, &[0x6814, 0xf845, 0x4d04]);
+        assert_eq!((m4.block(&wb).fall_through, m3.block(&wb).fall_through), (2 + 1, 2 + 2));
     }
 }
