@@ -11,8 +11,8 @@
 //! - `<scheme>/<op>` (`ed25519/sign`): one operation of a signature or key-exchange scheme, on
 //!   an official vector where one exists (RFC 8032, RFC 7748, RFC 6979).
 //!
-//! Algorithm groups are cargo features (`hashes`, `ciphers`, `pubkey`) so that a scenario
-//! builds only what it shows.
+//! Algorithm groups are cargo features (`hashes`, `ciphers`, `curve25519`, `p256`) so that a
+//! scenario builds only what it shows.
 
 #![no_std]
 #![no_main]
@@ -23,19 +23,27 @@ use mcubench_support::{Session, entry, measure};
 #[allow(dead_code)]
 mod vectors;
 
+#[cfg(not(any(feature = "hashes", feature = "ciphers", feature = "curve25519", feature = "p256")))]
+compile_error!("enable at least one of the features `hashes`, `ciphers`, `curve25519`, `p256`");
+
 /// Largest message.
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 const MAX: usize = 16 * 1024;
 
 /// The message (byte i is i mod 251, as vectors/gen.py makes it) and a work buffer, in RAM
 /// where a real application's data is.
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 static mut MSG: [u8; MAX] = [0; MAX];
+#[cfg(feature = "ciphers")]
 static mut BUF: [u8; MAX] = [0; MAX];
 
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 fn msg(n: usize) -> &'static [u8] {
     // SAFETY: single-threaded; written once at the start of main.
     unsafe { &(&*core::ptr::addr_of!(MSG))[..n] }
 }
 
+#[cfg(feature = "ciphers")]
 /// The work buffer holding a copy of the first `n` message bytes (copied outside measurements).
 fn buf_with_msg(n: usize) -> &'static mut [u8] {
     // SAFETY: single-threaded; one borrow at a time (each KAT takes it and drops it).
@@ -45,6 +53,7 @@ fn buf_with_msg(n: usize) -> &'static mut [u8] {
 }
 
 /// `16B`, `1KiB`: the size part of a KAT id.
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 fn size_label(n: usize, out: &mut IdBuf) {
     let (v, unit) = if n >= 1024 && n % 1024 == 0 { (n / 1024, "KiB") } else { (n, "B") };
     let mut digits = [0u8; 10];
@@ -63,11 +72,13 @@ fn size_label(n: usize, out: &mut IdBuf) {
 }
 
 /// `<alg>/<what>` in a fixed buffer (ids are short).
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 struct IdBuf {
     buf: [u8; 48],
     len: usize,
 }
 
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 impl IdBuf {
     fn new(alg: &str) -> IdBuf {
         let mut b = IdBuf { buf: [0; 48], len: 0 };
@@ -81,6 +92,7 @@ impl IdBuf {
     }
 }
 
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 impl core::ops::Deref for IdBuf {
     type Target = str;
     fn deref(&self) -> &str {
@@ -88,10 +100,12 @@ impl core::ops::Deref for IdBuf {
     }
 }
 
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 fn expected(alg: &str, n: usize) -> &'static [u8] {
     vectors::SIZED.iter().find(|(a, m, _)| *a == alg && *m == n).map_or(&[], |(_, _, e)| e)
 }
 
+#[cfg(any(feature = "hashes", feature = "ciphers"))]
 /// One `<alg>/<size>` KAT per message size: `op(message, out)` runs measured, writes the output
 /// to compare into `out` and returns its length.
 fn sized(s: &mut Session, alg: &str, name: &str, op_name: &str, mut op: impl FnMut(usize, &mut [u8]) -> usize) {
@@ -105,6 +119,7 @@ fn sized(s: &mut Session, alg: &str, name: &str, op_name: &str, mut op: impl FnM
     }
 }
 
+#[cfg(any(feature = "curve25519", feature = "p256"))]
 const ACCEPT: &[u8] = &[1];
 
 #[cfg(feature = "hashes")]
@@ -237,11 +252,11 @@ mod ciphers {
     }
 }
 
-#[cfg(feature = "pubkey")]
-mod pubkey {
+#[cfg(feature = "curve25519")]
+mod curve25519 {
     use super::*;
-    use ed25519_dalek::{Signer as _, Verifier as _}; // also p256's (the same `signature` traits)
-    use p256::elliptic_curve::point::AffineCoordinates as _;
+    use curve25519_dalek::montgomery::MontgomeryPoint;
+    use ed25519_dalek::{Signer as _, Verifier as _};
 
     pub fn run(s: &mut Session) {
         // Ed25519, RFC 8032 7.1 TEST 1: key from the secret (keygen), sign the empty message,
@@ -260,14 +275,22 @@ mod pubkey {
         s.kat("ed25519/verify", "Ed25519", "verify", &[ok as u8], ACCEPT, m);
 
         // X25519, RFC 7748 6.1: Alice's public key, the shared secret with Bob's.
-        use curve25519_dalek::montgomery::MontgomeryPoint;
         let mut out = [0u8; 32];
         let m = measure(|| out = MontgomeryPoint::mul_base_clamped(black_box(vectors::X_A_SK)).to_bytes());
         s.kat("x25519/keygen", "X25519", "keygen", &out, &vectors::X_A_PK, m);
         let m =
             measure(|| out = MontgomeryPoint(black_box(vectors::X_B_PK)).mul_clamped(black_box(vectors::X_A_SK)).to_bytes());
         s.kat("x25519/shared", "X25519", "shared", &out, &vectors::X_SHARED, m);
+    }
+}
 
+#[cfg(feature = "p256")]
+mod nist_p256 {
+    use super::*;
+    use p256::ecdsa::signature::{Signer as _, Verifier as _};
+    use p256::elliptic_curve::point::AffineCoordinates as _;
+
+    pub fn run(s: &mut Session) {
         // ECDSA P-256 with SHA-256, RFC 6979 A.2.5 (message "sample", deterministic nonce).
         let mut u = [0u8; 65];
         let m = measure(|| {
@@ -285,6 +308,7 @@ mod pubkey {
         s.kat("ecdsa_p256/sign", "ECDSA-P256", "sign", &sig, &vectors::P256_SIG, m);
         let vk = *sk.verifying_key();
         let Ok(rfc_sig) = p256::ecdsa::Signature::from_slice(&vectors::P256_SIG) else { return };
+        let mut ok = false;
         let m = measure(|| ok = vk.verify(black_box(b"sample"), black_box(&rfc_sig)).is_ok());
         s.kat("ecdsa_p256/verify", "ECDSA-P256", "verify", &[ok as u8], ACCEPT, m);
 
@@ -292,6 +316,7 @@ mod pubkey {
         // value from OpenSSL, vectors/gen.py; no RFC or CAVP vector is copied here).
         let Ok(peer) = p256::PublicKey::from_sec1_bytes(&vectors::P256_PEER) else { return };
         let d = sk.as_nonzero_scalar();
+        let mut out = [0u8; 32];
         let m = measure(|| {
             let q = p256::ProjectivePoint::from(*black_box(&peer).as_affine());
             out.copy_from_slice(&(q * **black_box(d)).to_affine().x());
@@ -304,6 +329,7 @@ mod pubkey {
 fn main() -> ! {
     let mut s = Session::begin("throughput");
     // SAFETY: nothing reads MSG before this; single-threaded.
+    #[cfg(any(feature = "hashes", feature = "ciphers"))]
     unsafe {
         for (i, b) in (*core::ptr::addr_of_mut!(MSG)).iter_mut().enumerate() {
             *b = (i % 251) as u8;
@@ -313,7 +339,9 @@ fn main() -> ! {
     hashes::run(&mut s);
     #[cfg(feature = "ciphers")]
     ciphers::run(&mut s);
-    #[cfg(feature = "pubkey")]
-    pubkey::run(&mut s);
+    #[cfg(feature = "curve25519")]
+    curve25519::run(&mut s);
+    #[cfg(feature = "p256")]
+    nist_p256::run(&mut s);
     s.end()
 }

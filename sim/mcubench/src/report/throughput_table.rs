@@ -9,6 +9,12 @@ use crate::config::table::TableSpec;
 use crate::report::tables::{Table, clock_text};
 use crate::report::{CellReport, KatReport, RunReport};
 
+/// The cells a table shows: not those that stopped on a setup error (among them, a run whose
+/// table named a row or size the firmware did not measure: its KATs answer another question).
+pub fn shown(report: &RunReport) -> impl Iterator<Item = &CellReport> {
+    report.cells.iter().filter(|c| c.verdict.outcome != crate::judge::verdict::Outcome::SetupError)
+}
+
 /// The part of a KAT id before the first `/`: the table's row key (`sha256`, `ed25519`).
 pub fn row_key(id: &str) -> &str {
     id.split_once('/').map_or(id, |(a, _)| a)
@@ -104,7 +110,7 @@ impl Clock {
 
 fn clocks(report: &RunReport, spec: &TableSpec) -> Vec<Clock> {
     let mut out: Vec<Clock> = Vec::new();
-    for c in &report.cells {
+    for c in shown(report) {
         if let Some(k) = Clock::of(c, spec)
             && !out.contains(&k)
         {
@@ -159,7 +165,7 @@ fn sizes(report: &RunReport, spec: &TableSpec) -> Vec<u64> {
         return spec.sizes.clone();
     }
     let mut s: Vec<u64> =
-        report.cells.iter().flat_map(|c| &c.kats).filter(|k| sized(k)).filter_map(|k| k.bytes).collect();
+        shown(report).flat_map(|c| &c.kats).filter(|k| sized(k)).filter_map(|k| k.bytes).collect();
     s.sort_unstable();
     s.dedup();
     s
@@ -183,7 +189,7 @@ fn per_byte(report: &RunReport, spec: &TableSpec) -> Table {
     keys.extend(sizes.iter().map(|s| format!("cpb_{s}")));
     keys.extend(clocks.iter().map(|c| format!("mb_per_s_{}", c.key())));
     let mut rows = Vec::new();
-    for cell in &report.cells {
+    for cell in shown(report) {
         let clock = Clock::of(cell, spec);
         for row in rows_of(cell, spec, |r| has_sizes(cell, r)) {
             let kat = |n: u64| cell.kats.iter().find(|k| row_key(&k.id) == row && k.bytes == Some(n) && sized(k));
@@ -228,7 +234,7 @@ fn per_operation(report: &RunReport, spec: &TableSpec) -> Table {
         ["board", "profile", "algorithm", "operation", "cycles", "stack_bytes"].map(String::from).to_vec();
     keys.extend(clocks.iter().map(|c| format!("ms_{}", c.key())));
     let mut rows = Vec::new();
-    for cell in &report.cells {
+    for cell in shown(report) {
         let clock = Clock::of(cell, spec);
         for row in rows_of(cell, spec, |r| !has_sizes(cell, r)) {
             for k in cell.kats.iter().filter(|k| row_key(&k.id) == row) {
@@ -286,7 +292,7 @@ pub fn long(report: &RunReport, spec: &TableSpec) -> Table {
     .to_vec();
     let sizes = sizes(report, spec);
     let mut rows = Vec::new();
-    for cell in &report.cells {
+    for cell in shown(report) {
         let clock = Clock::of(cell, spec);
         for row in rows_of(cell, spec, |_| true) {
             let sized_row = has_sizes(cell, row);
@@ -320,6 +326,7 @@ mod tests {
     use super::*;
     use crate::config::table::TableKind;
     use crate::judge::protocol::KatResult;
+    use crate::judge::verdict::{Outcome, Verdict};
     use crate::report::{CountSource, SCHEMA, tables};
 
     fn kat(id: &str, alg: &str, op: &str, cycles: u64, bytes: Option<u64>) -> KatReport {
@@ -345,6 +352,7 @@ mod tests {
     fn report(clock: Option<u64>) -> RunReport {
         let board = crate::config::board::Board::find("mps2-an505").unwrap();
         let mut cell = CellReport::unrun(0, board, "release");
+        cell.verdict = Verdict { outcome: Outcome::Pass, message: String::new() };
         cell.cycle_model = Some("cortex-m33 model".into());
         cell.kats = vec![
             kat("sha256/16B", "SHA-256", "hash", 1600, Some(16)),
@@ -436,5 +444,9 @@ mod tests {
         let text = tables::to_text(&r).unwrap();
         assert!(text.contains("no measured cells"), "{text}");
         assert!(!text.contains("board"), "{text}");
+        // A cell that stopped on a setup error (e.g. a row its firmware lacks) shows nothing.
+        let mut r = report(None);
+        r.cells[0].verdict.outcome = Outcome::SetupError;
+        assert!(tables::to_text(&r).unwrap().contains("no measured cells"));
     }
 }
