@@ -25,7 +25,6 @@ use mcubench_support::{Session, entry, measure};
 #[allow(dead_code)]
 mod vectors;
 
-
 /// Largest message.
 #[cfg(any(feature = "hashes", feature = "ciphers"))]
 const MAX: usize = 16 * 1024;
@@ -190,7 +189,8 @@ mod ciphers {
     }
 
     fn ctr(aes: &aes::Aes128, iv: &[u8; 16], data: &mut [u8], out: &mut [u8]) -> usize {
-        ctr::Ctr128BE::<aes::Aes128>::from_core(ctr::CtrCore::inner_iv_init(aes.clone(), iv.into())).apply_keystream(data);
+        ctr::Ctr128BE::<aes::Aes128>::from_core(ctr::CtrCore::inner_iv_init(aes.clone(), iv.into()))
+            .apply_keystream(data);
         out[..16].copy_from_slice(&data[data.len() - 16..]);
         16
     }
@@ -213,9 +213,7 @@ mod ciphers {
         let chacha = chacha20poly1305::ChaCha20Poly1305::new(&vectors::CHACHA_KEY.into());
         sized(s, "aes128_cbc", "AES-128-CBC", "encrypt", |n, o| cbc(&aes, &vectors::CBC_IV, buf_with_msg(n), o));
         sized(s, "aes128_ctr", "AES-128-CTR", "encrypt", |n, o| ctr(&aes, &vectors::CTR_IV, buf_with_msg(n), o));
-        sized(s, "aes128_gcm", "AES-128-GCM", "seal", |n, o| {
-            seal(&gcm, &vectors::GCM_NONCE, &[], buf_with_msg(n), o)
-        });
+        sized(s, "aes128_gcm", "AES-128-GCM", "seal", |n, o| seal(&gcm, &vectors::GCM_NONCE, &[], buf_with_msg(n), o));
         sized(s, "chacha20poly1305", "ChaCha20-Poly1305", "seal", |n, o| {
             seal(&chacha, &vectors::CHACHA_NONCE, &[], buf_with_msg(n), o)
         });
@@ -262,7 +260,9 @@ mod curve25519 {
         // Ed25519, RFC 8032 7.1 TEST 1: key from the secret (keygen), sign the empty message,
         // verify the RFC's signature.
         let mut pk = [0u8; 32];
-        let m = measure(|| pk = ed25519_dalek::SigningKey::from_bytes(black_box(&vectors::ED_SK)).verifying_key().to_bytes());
+        let m = measure(|| {
+            pk = ed25519_dalek::SigningKey::from_bytes(black_box(&vectors::ED_SK)).verifying_key().to_bytes()
+        });
         s.kat("ed25519/keygen", "Ed25519", "keygen", &pk, &vectors::ED_PK, m);
         let sk = ed25519_dalek::SigningKey::from_bytes(&vectors::ED_SK);
         let mut sig = [0u8; 64];
@@ -278,8 +278,9 @@ mod curve25519 {
         let mut out = [0u8; 32];
         let m = measure(|| out = MontgomeryPoint::mul_base_clamped(black_box(vectors::X_A_SK)).to_bytes());
         s.kat("x25519/keygen", "X25519", "keygen", &out, &vectors::X_A_PK, m);
-        let m =
-            measure(|| out = MontgomeryPoint(black_box(vectors::X_B_PK)).mul_clamped(black_box(vectors::X_A_SK)).to_bytes());
+        let m = measure(|| {
+            out = MontgomeryPoint(black_box(vectors::X_B_PK)).mul_clamped(black_box(vectors::X_A_SK)).to_bytes()
+        });
         s.kat("x25519/shared", "X25519", "shared", &out, &vectors::X_SHARED, m);
     }
 }

@@ -21,8 +21,17 @@ use mcubench::judge::protocol::KatResult;
 use mcubench::judge::verdict::Outcome;
 use mcubench::report::tables;
 
-const SIZED: [&str; 9] =
-    ["sha256", "sha512", "sha3_256", "shake128", "shake256", "aes128_cbc", "aes128_ctr", "aes128_gcm", "chacha20poly1305"];
+const SIZED: [&str; 9] = [
+    "sha256",
+    "sha512",
+    "sha3_256",
+    "shake128",
+    "shake256",
+    "aes128_cbc",
+    "aes128_ctr",
+    "aes128_gcm",
+    "chacha20poly1305",
+];
 
 #[test]
 fn throughput_table_on_the_m33_is_real_checked_and_pinned() {

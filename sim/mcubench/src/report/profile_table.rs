@@ -64,9 +64,10 @@ pub fn build(report: &RunReport, spec: &TableSpec) -> Table {
             let name = kat(op_key(&cell.kats.iter().find(|k| row_key(&k.id) == scheme).map_or("", |k| k.id.as_str())))
                 .map_or(scheme, |k| k.alg.as_str());
             let mut r = vec![cell.board.clone(), cell.profile.clone(), name.to_string()];
-            r.extend(ops.iter().map(|o| {
-                kat(o).and_then(|k| k.cycles).map_or("-".into(), |c| format!("{:.3}", c as f64 / 1e6))
-            }));
+            r.extend(
+                ops.iter()
+                    .map(|o| kat(o).and_then(|k| k.cycles).map_or("-".into(), |c| format!("{:.3}", c as f64 / 1e6))),
+            );
             r.extend(ops.iter().map(|o| kat(o).map_or("-".into(), |k| kib(u64::from(k.stack)))));
             r.push(cell.ram_bytes().map_or("-".into(), kib));
             let heap = cell.kats.iter().filter(|k| row_key(&k.id) == scheme).filter_map(|k| k.heap).max();
@@ -87,21 +88,13 @@ pub fn build(report: &RunReport, spec: &TableSpec) -> Table {
     }
     let mut models: Vec<String> = Vec::new();
     for c in &report.cells {
-        let m =
-            format!("cycles are estimates, {}: {}", c.board, c.cycle_model.as_deref().unwrap_or("no cycle model"));
+        let m = format!("cycles are estimates, {}: {}", c.board, c.cycle_model.as_deref().unwrap_or("no cycle model"));
         if !models.contains(&m) {
             models.push(m);
         }
     }
     notes.extend(models);
-    Table {
-        title: "profile table (per build profile and scheme)".into(),
-        headers,
-        keys,
-        rows,
-        notes,
-        text_columns: 3,
-    }
+    Table { title: "profile table (per build profile and scheme)".into(), headers, keys, rows, notes, text_columns: 3 }
 }
 
 #[cfg(test)]
@@ -153,7 +146,13 @@ mod tests {
             schema: SCHEMA.into(),
             tool_version: "0".into(),
             scenario: "profiles".into(),
-            table: Some(TableSpec { kind: TableKind::Profiles, clock_hz: None, rows: vec![], sizes: vec![], columns: vec![] }),
+            table: Some(TableSpec {
+                kind: TableKind::Profiles,
+                clock_hz: None,
+                rows: vec![],
+                sizes: vec![],
+                columns: vec![],
+            }),
             cells,
         };
         let csv = tables::to_csv(&report).unwrap();

@@ -54,7 +54,11 @@ pub fn check(spec: &TableSpec, kats: &[KatReport]) -> Result<(), String> {
             "table.sizes: `{}` is not a message size the firmware measured (no KAT with `bytes={missing}`); it \
              measured: {}",
             size_text(*missing),
-            if sizes.is_empty() { "no sizes".to_string() } else { sizes.iter().map(|&s| size_text(s)).collect::<Vec<_>>().join(", ") }
+            if sizes.is_empty() {
+                "no sizes".to_string()
+            } else {
+                sizes.iter().map(|&s| size_text(s)).collect::<Vec<_>>().join(", ")
+            }
         ));
     }
     Ok(())
@@ -147,11 +151,7 @@ fn one(v: f64) -> String {
 fn models(report: &RunReport) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
     for c in &report.cells {
-        let m = format!(
-            "cycles are estimates, {}: {}",
-            c.board,
-            c.cycle_model.as_deref().unwrap_or("no cycle model")
-        );
+        let m = format!("cycles are estimates, {}: {}", c.board, c.cycle_model.as_deref().unwrap_or("no cycle model"));
         if !models.contains(&m) {
             models.push(m);
         }
@@ -164,8 +164,7 @@ fn sizes(report: &RunReport, spec: &TableSpec) -> Vec<u64> {
     if !spec.sizes.is_empty() {
         return spec.sizes.clone();
     }
-    let mut s: Vec<u64> =
-        shown(report).flat_map(|c| &c.kats).filter(|k| sized(k)).filter_map(|k| k.bytes).collect();
+    let mut s: Vec<u64> = shown(report).flat_map(|c| &c.kats).filter(|k| sized(k)).filter_map(|k| k.bytes).collect();
     s.sort_unstable();
     s.dedup();
     s
@@ -388,10 +387,16 @@ mod tests {
         // 20480 cycles / 1024 B = 20.0 cpb; 1024 B in 81.92 us = 12.50 MB/s.
         assert!(text.contains("throughput table (cycles per byte by message size)"), "{text}");
         let line = text.lines().find(|l| l.contains("SHA-256")).unwrap();
-        assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["mps2-an505", "release", "SHA-256", "100.0", "20.0", "12.50"]);
+        assert_eq!(
+            line.split_whitespace().collect::<Vec<_>>(),
+            ["mps2-an505", "release", "SHA-256", "100.0", "20.0", "12.50"]
+        );
         assert!(text.contains("MB/s @250 MHz (stm32h563), 1 KiB"), "{text}");
         let op = text.lines().find(|l| l.contains("Ed25519")).unwrap();
-        assert_eq!(op.split_whitespace().collect::<Vec<_>>(), ["mps2-an505", "release", "Ed25519", "sign", "500000", "100", "2.000"]);
+        assert_eq!(
+            op.split_whitespace().collect::<Vec<_>>(),
+            ["mps2-an505", "release", "Ed25519", "sign", "500000", "100", "2.000"]
+        );
         // The official vector of a sized row is in neither table.
         assert!(!text.contains("1500"), "{text}");
     }
