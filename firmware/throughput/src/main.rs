@@ -9,7 +9,7 @@
 //!   independent of the measured one.
 //! - `<alg>/<vector>` (`aes128_cbc/sp800-38a-f21`): an official vector (source on each call).
 //! - `<scheme>/<op>` (`ed25519/sign`): one operation of a signature or key-exchange scheme, on
-//!   an official vector where one exists (RFC 8032, RFC 7748, RFC 6979).
+//!   an official vector (RFC 8032, RFC 7748, RFC 6979, RFC 5903).
 //!
 //! Algorithm groups are cargo features (`hashes`, `ciphers`, `curve25519`, `p256`) so that a
 //! scenario builds only what it shows.
@@ -313,16 +313,16 @@ mod nist_p256 {
         let m = measure(|| ok = vk.verify(black_box(b"sample"), black_box(&rfc_sig)).is_ok());
         s.kat("ecdsa_p256/verify", "ECDSA-P256", "verify", &[ok as u8], ACCEPT, m);
 
-        // ECDH P-256: the x coordinate of d·Q, the RFC 6979 key with a fixed peer key (expected
-        // value from OpenSSL, vectors/gen.py; no RFC or CAVP vector is copied here).
-        let Ok(peer) = p256::PublicKey::from_sec1_bytes(&vectors::P256_PEER) else { return };
-        let d = sk.as_nonzero_scalar();
+        // ECDH P-256, RFC 5903 8.1: the x coordinate of i·g^r.
+        let Ok(peer) = p256::PublicKey::from_sec1_bytes(&vectors::ECDH_GR) else { return };
+        let Ok(i) = p256::SecretKey::from_slice(&vectors::ECDH_I) else { return };
+        let d = i.to_nonzero_scalar();
         let mut out = [0u8; 32];
         let m = measure(|| {
             let q = p256::ProjectivePoint::from(*black_box(&peer).as_affine());
-            out.copy_from_slice(&(q * **black_box(d)).to_affine().x());
+            out.copy_from_slice(&(q * **black_box(&d)).to_affine().x());
         });
-        s.kat("ecdh_p256/shared", "ECDH-P256", "shared", &out, &vectors::P256_SHARED, m);
+        s.kat("ecdh_p256/shared", "ECDH-P256", "shared", &out, &vectors::ECDH_GIR, m);
     }
 }
 
