@@ -34,6 +34,9 @@ pub enum Metric {
     /// (board timing profile or `model.clock`), else the scenario's `table.clock`, microseconds
     /// rounded up.
     Time,
+    /// Cycles per byte of a KAT that reported `bytes=` or a function region with `bytes`:
+    /// estimated cycles / bytes, rounded up (the limit holds when cycles <= limit x bytes).
+    Cpb,
 }
 
 impl Metric {
@@ -50,6 +53,7 @@ impl Metric {
             Metric::InstructionsTotal => "instructions-total",
             Metric::Recorded => "metric",
             Metric::Time => "time",
+            Metric::Cpb => "cpb",
         }
     }
 
@@ -59,6 +63,7 @@ impl Metric {
             Metric::Instructions | Metric::InstructionsTotal => " instructions",
             Metric::Recorded => "",
             Metric::Time => " us",
+            Metric::Cpb => " cycles/byte",
             _ => " B",
         }
     }
@@ -102,6 +107,11 @@ impl BudgetCheck {
             _ if self.metric == Metric::Time => format!(
                 "{name} unknown (no function region or KAT with that name ran with a cycle model): cannot show it \
                  is within {}{u}",
+                self.limit
+            ),
+            _ if self.metric == Metric::Cpb => format!(
+                "{name} unknown (no KAT with that id reported `bytes=` and ran with a cycle model, and no function \
+                 region with that name has `bytes`): cannot show it is within {}{u}",
                 self.limit
             ),
             _ if matches!(self.metric, Metric::Cycles | Metric::Instructions) => format!(
@@ -234,6 +244,34 @@ pub fn check_regions(
     out
 }
 
+/// What a cycles-per-byte budget measures: `(cycles, bytes)` of a KAT or function region, each
+/// `None` when not measured.
+pub type PerByte = (Option<u64>, Option<u64>);
+
+/// Checks the cycles-per-byte limits (`budgets.cpb`); `lookup(name)` finds the KAT or function
+/// region of that name. Exact in integers: the limit holds when cycles <= limit x bytes, and the
+/// reported actual is cycles / bytes rounded up.
+pub fn check_cpb(limits: &indexmap::IndexMap<String, u64>, lookup: &dyn Fn(&str) -> Option<PerByte>) -> Vec<BudgetCheck> {
+    limits
+        .iter()
+        .map(|(name, &limit)| {
+            let measured = lookup(name).and_then(|(c, b)| c.zip(b.filter(|&b| b > 0)));
+            let status = match measured {
+                None => BudgetStatus::Unknown,
+                Some((c, b)) if u128::from(c) <= u128::from(limit) * u128::from(b) => BudgetStatus::Ok,
+                Some(_) => BudgetStatus::Exceeded,
+            };
+            BudgetCheck {
+                metric: Metric::Cpb,
+                subject: Some(name.clone()),
+                limit,
+                actual: measured.map(|(c, b)| c.div_ceil(b)),
+                status,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,6 +346,35 @@ mod tests {
             "instructions crc32 11 instructions exceeds the budget of 10 instructions by 1 instructions"
         );
         assert!(checks[2].describe().contains("cannot show it is within 1 cycles"), "{}", checks[2].describe());
+    }
+
+    #[test]
+    fn cpb_budgets_are_exact_in_integers_and_unmeasured_is_unknown() {
+        let mut limits = indexmap::IndexMap::new();
+        for (k, v) in [("sha256/1KiB", 20u64), ("aes/1KiB", 20), ("ed25519/sign", 5), ("nowhere", 1)] {
+            limits.insert(k.to_string(), v);
+        }
+        let lookup = |name: &str| match name {
+            "sha256/1KiB" => Some((Some(20 * 1024), Some(1024))),
+            "aes/1KiB" => Some((Some(20 * 1024 + 1), Some(1024))),
+            "ed25519/sign" => Some((Some(100), None)),
+            _ => None,
+        };
+        let got: Vec<_> =
+            check_cpb(&limits, &lookup).iter().map(|c| (c.name(), c.actual, c.status)).collect();
+        assert_eq!(
+            got,
+            [
+                ("cpb sha256/1KiB".to_string(), Some(20), BudgetStatus::Ok),
+                // One cycle over: 21 rounded up, and exceeded (never passed by rounding).
+                ("cpb aes/1KiB".to_string(), Some(21), BudgetStatus::Exceeded),
+                ("cpb ed25519/sign".to_string(), None, BudgetStatus::Unknown),
+                ("cpb nowhere".to_string(), None, BudgetStatus::Unknown),
+            ]
+        );
+        let c = check_cpb(&limits, &lookup);
+        assert_eq!(c[1].describe(), "cpb aes/1KiB 21 cycles/byte exceeds the budget of 20 cycles/byte by 1 cycles/byte");
+        assert!(c[2].describe().contains("reported `bytes=`"), "{}", c[2].describe());
     }
 
     #[test]

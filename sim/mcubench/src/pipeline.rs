@@ -204,10 +204,19 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         metrics: Some(&report.metrics),
         // The cell's clock (board timing profile or model.clock) when it has one, as the table's
         // time column; else the table's stated clock.
-        clock_hz: report.clock_hz.or(scenario.table.as_ref().map(|t| t.clock_hz)),
+        clock_hz: report.clock_hz.or(scenario.table.as_ref().and_then(|t| t.clock_hz)),
     };
     let regions = gate::check_regions(&measure.region_budgets, &lookup, totals);
     report.budgets.extend(regions);
+    // Cycles per byte: a KAT's cycles over its `bytes=`, or a region's calls' cycles over theirs.
+    let per_byte = |name: &str| -> Option<gate::PerByte> {
+        if let Some(r) = report.regions.iter().find(|r| r.name == name) {
+            return Some((r.cycles.map(|c| c.total), r.bytes));
+        }
+        report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, k.bytes))
+    };
+    let cpb = gate::check_cpb(&measure.region_budgets.cpb, &per_byte);
+    report.budgets.extend(cpb);
 }
 
 /// Analyzes, runs and judges one cell, filling `report` as far as it gets. `Err` is the verdict
@@ -397,6 +406,15 @@ fn measure_cell(
         let problems = kat_reports(report, board, t, results.as_ref(), markers.is_some());
         if verdict.outcome == Outcome::Pass && !problems.is_empty() {
             verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
+        }
+        // The throughput and profile tables' rows are KATs: a row or size the scenario names
+        // that the firmware did not measure is an input error, listing what it measured.
+        if let Some(spec) = &scenario.table
+            && spec.kind != crate::config::table::TableKind::SecureBoot
+            && verdict.outcome == Outcome::Pass
+            && let Err(e) = crate::report::throughput_table::check(spec, &report.kats)
+        {
+            verdict = setup_error(format!("{}: {e}", scenario.source.display()));
         }
         report.stack_high_water = t.end().map(|e| e.stack);
         report.heap_peak = t.end().and_then(|e| e.heap);

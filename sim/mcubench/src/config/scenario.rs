@@ -123,6 +123,10 @@ pub struct RegionBudgets {
     /// microseconds.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub time: IndexMap<String, crate::config::units::Micros>,
+    /// Limits on cycles per byte of a KAT that reported `bytes=` (by KAT id, `sha256/1KiB`) or
+    /// of a function region with `bytes` (its calls' cycles / bytes), whole cycles per byte.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub cpb: IndexMap<String, u64>,
 }
 
 impl RegionBudgets {
@@ -144,6 +148,7 @@ impl RegionBudgets {
                 m.extend(over.time.iter().map(|(k, v)| (k.clone(), *v)));
                 m
             },
+            cpb: merge(&self.cpb, &over.cpb),
         }
     }
 }
@@ -170,6 +175,8 @@ struct RawBudgets {
     metrics: IndexMap<String, u64>,
     #[serde(default)]
     time: IndexMap<String, crate::config::units::Micros>,
+    #[serde(default)]
+    cpb: IndexMap<String, u64>,
 }
 
 impl RawBudgets {
@@ -189,6 +196,7 @@ impl RawBudgets {
                 instructions_total: self.instructions_total,
                 metrics: self.metrics.clone(),
                 time: self.time.clone(),
+                cpb: self.cpb.clone(),
             },
         )
     }
@@ -651,7 +659,7 @@ impl Scenario {
         let table = raw.table.as_ref().map(|t| t.spec()).transpose().map_err(invalid)?;
         // A time budget is cycles at a clock: the cell's (timing profile or model.clock), else
         // the table's. Without either it measures nothing.
-        if table.is_none()
+        if table.as_ref().and_then(|t| t.clock_hz).is_none()
             && let Some((name, _)) = measures
                 .values()
                 .filter(|m| boards.iter().any(|b| m.model_for(b).clock_hz.is_none()))

@@ -1,20 +1,25 @@
-//! The `table:` key of a scenario: which published table the run's report renders (today the
-//! secure-boot table), at which clock its time column is given, and which rows and columns it
-//! shows. The table is a view of report fields (see `report/tables.rs` and
-//! `docs/src/guide/secure-boot.md`); this is only what the user asked for.
+//! The `table:` key of a scenario: which published table the run's report renders (the
+//! secure-boot, throughput or profile table), at which clock its time column is given, and which
+//! rows, sizes and columns it shows. The table is a view of report fields (see `report/tables.rs`,
+//! `report/throughput_table.rs`, `report/profile_table.rs` and the guide pages); this is only what
+//! the user asked for.
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::units::Hertz;
+use crate::config::units::{Bytes, Hertz};
 
-/// The kinds of table a scenario can declare. Throughput (cycles per byte) and profile tables
-/// will be further kinds over the same facility.
+/// The kinds of table a scenario can declare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TableKind {
     /// Per verify algorithm: code size, stack, header and signature size, hash/verify/boot
     /// cycles and boot time (firmware naming convention in `analyze/table.rs`).
     SecureBoot,
+    /// Per algorithm and message size: cycles per byte, and MB/s at the cell's clock (KATs
+    /// `<alg>/<size>` with `bytes=`), then cycles per operation of the other KATs (`ed25519/sign`).
+    Throughput,
+    /// Per profile and scheme: Mcycles per operation, stack, static RAM and heap.
+    Profiles,
 }
 
 /// A column of the secure-boot table (`table.columns`), in the order given.
@@ -59,10 +64,15 @@ impl Column {
 pub struct TableSpec {
     pub kind: TableKind,
     /// The clock the time column is given at, Hz. Stated by the user, with 0 wait states (the
-    /// cycle model's default); a board timing profile's clock will take its place.
-    pub clock_hz: u64,
+    /// cycle model's default); a board timing profile's clock takes its place. Required by the
+    /// secure-boot table; optional for the others (cells without a clock then show no time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<u64>,
     /// The row keys to show, in order (`sha256`, `ed25519`, ...); empty: every row the firmware has.
     pub rows: Vec<String>,
+    /// Throughput table: the message sizes to show, bytes, in order; empty: every size measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<u64>,
     /// The columns to show after board, profile and algorithm; empty: all.
     pub columns: Vec<Column>,
 }
@@ -78,15 +88,33 @@ impl TableSpec {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTable {
     kind: TableKind,
-    clock: Hertz,
+    clock: Option<Hertz>,
     #[serde(default)]
     rows: Vec<String>,
+    #[serde(default)]
+    sizes: Vec<Bytes>,
     #[serde(default)]
     columns: Vec<Column>,
 }
 
 impl RawTable {
     pub(crate) fn spec(&self) -> Result<TableSpec, String> {
+        if self.kind == TableKind::SecureBoot && self.clock.is_none() {
+            return Err("table: missing field `clock` (the secure-boot table's time column needs a clock, e.g. \
+                        `clock: 320 MHz`)"
+                .into());
+        }
+        if self.kind != TableKind::Throughput && !self.sizes.is_empty() {
+            return Err("table.sizes: only the throughput table has message sizes".into());
+        }
+        if self.kind != TableKind::SecureBoot && !self.columns.is_empty() {
+            return Err("table.columns: only the secure-boot table has selectable columns".into());
+        }
+        for (i, b) in self.sizes.iter().enumerate() {
+            if self.sizes[..i].contains(b) {
+                return Err(format!("table.sizes: `{b}` is listed twice"));
+            }
+        }
         for (i, r) in self.rows.iter().enumerate() {
             if self.rows[..i].contains(r) {
                 return Err(format!("table.rows: `{r}` is listed twice"));
@@ -102,8 +130,9 @@ impl RawTable {
         }
         Ok(TableSpec {
             kind: self.kind,
-            clock_hz: self.clock.0,
+            clock_hz: self.clock.map(|c| c.0),
             rows: self.rows.clone(),
+            sizes: self.sizes.iter().map(|b| b.0).collect(),
             columns: self.columns.clone(),
         })
     }
@@ -124,10 +153,8 @@ mod tests {
     fn a_table_is_parsed_strictly() {
         let s = load("table: { kind: secure-boot, clock: 320 MHz, rows: [ed25519], columns: [boot-time] }\n").unwrap();
         let t = s.table.unwrap();
-        assert_eq!((t.clock_hz, t.rows.len(), t.columns.len()), (320_000_000, 1, 1));
-        assert!(
-            load("table: { kind: throughput, clock: 1 MHz }\n").unwrap_err().contains("unknown variant `throughput`")
-        );
+        assert_eq!((t.clock_hz, t.rows.len(), t.columns.len()), (Some(320_000_000), 1, 1));
+        assert!(load("table: { kind: cycles, clock: 1 MHz }\n").unwrap_err().contains("unknown variant `cycles`"));
         assert!(load("table: { kind: secure-boot }\n").unwrap_err().contains("missing field `clock`"));
         assert!(load("table: { kind: secure-boot, clock: 320 }\n").unwrap_err().contains("give a unit"));
         assert!(
@@ -140,6 +167,21 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown variant `boot-ms`")
         );
+    }
+
+    #[test]
+    fn throughput_and_profile_tables_take_sizes_and_an_optional_clock() {
+        let t = load("table: { kind: throughput, rows: [sha256], sizes: [16 B, 1 KiB] }\n").unwrap().table.unwrap();
+        assert_eq!((t.kind, t.clock_hz, t.sizes), (super::TableKind::Throughput, None, vec![16, 1024]));
+        assert!(load("table: { kind: profiles }\n").is_ok());
+        let err = load("table: { kind: profiles, sizes: [16 B] }\n").unwrap_err();
+        assert!(err.contains("only the throughput table has message sizes"), "{err}");
+        let err = load("table: { kind: throughput, columns: [kats] }\n").unwrap_err();
+        assert!(err.contains("only the secure-boot table has selectable columns"), "{err}");
+        let err = load("table: { kind: throughput, sizes: [1 KiB, 1024] }\n").unwrap_err();
+        assert!(err.contains("`1024 B` is listed twice"), "{err}");
+        let err = load("table: { kind: throughput, sizes: [1 kb] }\n").unwrap_err();
+        assert!(err.contains("unknown size unit `kb`"), "{err}");
     }
 
     #[test]

@@ -17,9 +17,11 @@ mod json;
 pub mod junit;
 pub mod markdown;
 pub mod openmetrics;
+pub mod profile_table;
 mod regions;
 mod table;
 pub mod tables;
+pub mod throughput_table;
 
 pub use regions::{CallGroup, CallerReport, PerCall, RegionReport, SizeReport, per_byte};
 pub use table::{memory_table, render};

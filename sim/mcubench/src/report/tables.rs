@@ -42,7 +42,7 @@ impl TimeSource {
                 clock_hz,
                 name: cell.cycle_params.get("timing").cloned().unwrap_or_else(|| "model.clock".into()),
             },
-            None => TimeSource::Stated { clock_hz: spec.clock_hz },
+            None => TimeSource::Stated { clock_hz: spec.clock_hz.unwrap_or_default() },
         }
     }
 
@@ -129,12 +129,24 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or("-".to_string(), |v| v.to_string())
 }
 
-/// The table the report's scenario declared; `None` when it declared none.
+/// The table the report's scenario declared, as CSV has it; `None` when it declared none.
 pub fn build(report: &RunReport) -> Option<Table> {
     let spec = report.table.as_ref()?;
     Some(match spec.kind {
         TableKind::SecureBoot => secure_boot(report, spec),
+        TableKind::Throughput => crate::report::throughput_table::long(report, spec),
+        TableKind::Profiles => crate::report::profile_table::build(report, spec),
     })
+}
+
+/// The tables text and Markdown show: the declared one, or for the throughput table two (per
+/// byte, per operation); `None` when the scenario declared none.
+fn sections(report: &RunReport) -> Option<Vec<Table>> {
+    let spec = report.table.as_ref()?;
+    match spec.kind {
+        TableKind::Throughput => Some(crate::report::throughput_table::sections(report, spec)),
+        _ => build(report).map(|t| vec![t]),
+    }
 }
 
 fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
@@ -149,7 +161,7 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
         }
     }
     if sources.is_empty() {
-        sources.push(TimeSource::Stated { clock_hz: spec.clock_hz });
+        sources.push(TimeSource::Stated { clock_hz: spec.clock_hz.unwrap_or_default() });
     }
     let mut headers: Vec<String> = ["board", "profile", "algorithm"].map(String::from).to_vec();
     let mut keys = headers.clone();
@@ -251,30 +263,47 @@ fn empty_text(report: &RunReport) -> String {
 
 /// The table as terminal text (after the run table), or `None` when the scenario has none.
 pub fn to_text(report: &RunReport) -> Option<String> {
-    let t = build(report)?;
-    let mut out = format!("{}\n", t.title);
-    if !measured(&t) {
-        let _ = writeln!(out, "  {}", empty_text(report));
+    let tables = sections(report)?;
+    let mut out = String::new();
+    if !tables.iter().any(|t| measured(t)) {
+        let _ = writeln!(out, "{}\n  {}", tables[0].title, empty_text(report));
         return Some(out);
     }
-    let mut rows = vec![t.headers.clone()];
-    rows.extend(t.rows.iter().cloned());
-    out.push_str(&crate::report::render(&rows, t.text_columns));
-    for n in &t.notes {
-        let _ = writeln!(out, "  {n}");
+    for t in tables.iter().filter(|t| measured(t)) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{}", t.title);
+        let mut rows = vec![t.headers.clone()];
+        rows.extend(t.rows.iter().cloned());
+        out.push_str(&crate::report::render(&rows, t.text_columns));
+        for n in &t.notes {
+            let _ = writeln!(out, "  {n}");
+        }
     }
     Some(out)
 }
 
 /// The table as a GitHub Markdown section (for the job summary), or `None`.
 pub fn to_markdown(report: &RunReport) -> Option<String> {
-    let t = build(report)?;
+    let tables = sections(report)?;
     let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
-    let mut out = format!("#### {}\n\n", t.title);
-    if !measured(&t) {
-        let _ = writeln!(out, "{}", esc(&empty_text(report)));
-        return Some(out);
+    if !tables.iter().any(|t| measured(t)) {
+        return Some(format!("#### {}\n\n{}\n", tables[0].title, esc(&empty_text(report))));
     }
+    let mut out = String::new();
+    for t in tables.iter().filter(|t| measured(t)) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        table_markdown(t, &mut out);
+    }
+    Some(out)
+}
+
+fn table_markdown(t: &Table, out: &mut String) {
+    let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
+    let _ = writeln!(out, "#### {}\n", t.title);
     let _ = writeln!(out, "| {} |", t.headers.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | "));
     let align: Vec<&str> = (0..t.headers.len()).map(|i| if i < t.text_columns { "---" } else { "---:" }).collect();
     let _ = writeln!(out, "|{}|", align.join("|"));
@@ -285,7 +314,6 @@ pub fn to_markdown(report: &RunReport) -> Option<String> {
     for n in &t.notes {
         let _ = writeln!(out, "- {}", esc(n));
     }
-    Some(out)
 }
 
 /// The table as CSV (RFC 4180, machine column names), or `None`. An empty table is its header.
@@ -356,8 +384,9 @@ mod tests {
             scenario: "secure-boot".into(),
             table: Some(TableSpec {
                 kind: TableKind::SecureBoot,
-                clock_hz: 320_000_000,
+                clock_hz: Some(320_000_000),
                 rows: vec!["ed25519".into()],
+                sizes: vec![],
                 columns,
             }),
             cells: vec![cell],
