@@ -604,8 +604,8 @@ impl CallGraph<'_> {
                     .collect()
             };
             let Some(cycle) = first_cycle(&order, &gone, succ) else { break };
-            match cycle.iter().find(|(_, c)| c.how == Resolution::AddressTaken) {
-                Some(&(caller, c)) => {
+            match widest(&cycle) {
+                Some((caller, c)) => {
                     gone_sites.insert((caller, c.at));
                 }
                 None => {
@@ -625,6 +625,7 @@ impl CallGraph<'_> {
             Resolution::Direct => "",
             Resolution::Annotated => " (indirect call, annotated targets)",
             Resolution::Table => " (indirect call through a constant table)",
+            Resolution::Vtable => " (indirect call resolved to a slot of every vtable)",
             Resolution::AddressTaken => {
                 " (indirect call resolved to \
                      every address-taken function)"
@@ -648,14 +649,18 @@ impl CallGraph<'_> {
         let chain = self.cycle_text(cycle);
         let entered = &self.functions[cycle[0].0];
         let (closer, closing) = cycle[cycle.len() - 1];
-        if let Some(&(caller, c)) = cycle.iter().find(|(_, c)| c.how == Resolution::AddressTaken) {
+        if let Some((caller, c)) = widest(cycle) {
             let f = &self.functions[caller];
+            let wide = match c.how {
+                Resolution::Vtable => "a slot of every vtable",
+                _ => "every address-taken function",
+            };
             return Unresolved {
                 function: f.name.clone(),
                 at: c.at,
                 what: format!(
                     "recursion {chain} goes through the indirect call at {}, which the analysis resolved to \
-                     every address-taken function, {} among them.\nIf that call cannot reach {}, list its real \
+                     {wide}, {} among them.\nIf that call cannot reach {}, list its real \
                      targets here; if it can, annotate the recursion instead: recursion: {{ \"{}\": DEPTH }}",
                     self.site_label(f, c.at),
                     self.functions[c.to].demangled,
@@ -789,4 +794,12 @@ fn deepest_from_cut(
     }
     memo.insert((a, left.to_vec()), v);
     v
+}
+
+/// The call of `cycle` resolved most widely (to every address-taken function, else to a slot
+/// of every vtable): the likely cause of a false recursion, which an `indirect:` entry cuts.
+fn widest(cycle: &[(usize, Callee)]) -> Option<(usize, Callee)> {
+    [Resolution::AddressTaken, Resolution::Vtable]
+        .into_iter()
+        .find_map(|how| cycle.iter().find(|(_, c)| c.how == how).copied())
 }

@@ -24,37 +24,8 @@ pub(crate) struct Taken {
     /// Functions in each slot (byte offset) of the Rust vtables.
     slots: BTreeMap<u32, BTreeSet<u32>>,
     vtables: usize,
-}
-
-/// Rust vtables in read-only data: `[drop_in_place or 0, size, align, method, …]` with at
-/// least one method; returns (address of the word, byte offset in its vtable) of each
-/// function word.
-fn vtables(words: &[(u32, u32)], is_fn: &dyn Fn(u32) -> bool) -> Vec<Vec<(u32, u32)>> {
-    let mut out = Vec::new();
-    let mut k = 0;
-    while k + 3 < words.len() {
-        let w = |i: usize| words[k + i].1;
-        let contiguous = (0..4).all(|i| words[k + i].0 == words[k].0 + 4 * i as u32);
-        let drop_ok = w(0) == 0 || is_fn(w(0));
-        let size_ok = w(1) < (1 << 24);
-        let align_ok = w(2).is_power_of_two() && w(2) <= 4096 && (w(1) % w(2) == 0);
-        if contiguous && drop_ok && size_ok && align_ok && is_fn(w(3)) {
-            let mut v = Vec::new();
-            if w(0) != 0 {
-                v.push((words[k].0, 0));
-            }
-            let mut j = 3;
-            while k + j < words.len() && words[k + j].0 == words[k].0 + 4 * j as u32 && is_fn(words[k + j].1) {
-                v.push((words[k + j].0, 4 * j as u32));
-                j += 1;
-            }
-            out.push(v);
-            k += j;
-        } else {
-            k += 1;
-        }
-    }
-    out
+    /// The vtables themselves, for calls through a fat pointer's vtable ([`crate::vtable`]).
+    pub(crate) vt: crate::vtable::Vtables,
 }
 
 /// `vectors`: the vector table's extent, whose words are roots, not address-taken functions.
@@ -66,6 +37,7 @@ pub(crate) fn address_taken(
 ) -> Taken {
     let is_fn = |w: u32| w & 1 == 1 && fmap.at(w).is_some();
     let mut taken = Taken::default();
+    taken.vt.rust = crate::vtable::has_rust_core(fmap);
     for s in image.sections() {
         if !s.alloc || s.nobits || s.size < 4 {
             continue;
@@ -88,13 +60,13 @@ pub(crate) fn address_taken(
         }
         let mut in_vtable = BTreeSet::new();
         if !s.exec && !s.write {
-            for v in vtables(&words, &is_fn) {
+            for v in crate::vtable::scan(&words, &is_fn) {
                 taken.vtables += 1;
-                for (at, slot) in v {
+                for &(at, slot, f) in &v.words {
                     in_vtable.insert(at);
-                    let w = image.word_at(u64::from(at)).unwrap_or(0);
-                    taken.slots.entry(slot).or_default().insert(w & !1);
+                    taken.slots.entry(slot).or_default().insert(f);
                 }
+                taken.vt.tables.push(v);
             }
         }
         for (at, w) in words {
@@ -102,6 +74,7 @@ pub(crate) fn address_taken(
                 taken.all.insert(w & !1);
                 if !in_vtable.contains(&at) {
                     taken.free.insert(w & !1);
+                    taken.vt.data_free.insert(w & !1);
                 }
             }
         }
@@ -162,6 +135,9 @@ pub(crate) enum Resolution {
     Annotated,
     /// Read from a constant table or slot in read-only data.
     Table,
+    /// A slot of the Rust vtables, for a call through a fat pointer's vtable
+    /// ([`crate::vtable`]).
+    Vtable,
     /// One of the address-taken functions (or Rust vtable slots): an indirect call the
     /// analysis could not narrow down.
     AddressTaken,
@@ -410,6 +386,15 @@ impl CallGraph<'_> {
                         for t in targets {
                             if let Some(j) = self.index_of(t).filter(|j| !infeasible.contains(j)) {
                                 out.push(Ok(edge(j, c.depth, why, Resolution::Table)));
+                            }
+                        }
+                    } else if let Some(o) = c.fat_slot
+                        && let Some((targets, fact)) = self.taken.vt.site_targets(o, self.fmap)
+                    {
+                        let why = interner.id(format!("indirect call at {}: {fact}", self.site_label(f, c.at)));
+                        for t in targets {
+                            if let Some(j) = self.index_of(t).filter(|j| !infeasible.contains(j)) {
+                                out.push(Ok(edge(j, c.depth, Some(why), Resolution::Vtable)));
                             }
                         }
                     } else if self.options.address_taken && !self.taken.all.is_empty() {

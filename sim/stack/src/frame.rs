@@ -65,6 +65,12 @@ pub struct CallSite {
     /// as a constant (`ldr rX, =sym; ldr rY, [rX, #k]`, or indexed: a table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_from: Option<Loaded>,
+    /// For an indirect call shaped like a Rust trait-object method call: the target was loaded
+    /// from `[rV, #slot]` where rV is the second word and r0 (the receiver) the first word of
+    /// one fat pointer `(data, vtable)`: loaded together (`ldrd`, or two `ldr` of adjacent
+    /// words in straight-line code) or passed in r0 and r1 (`sim/stack/src/vtable.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fat_slot: Option<u32>,
     /// For a direct call: the argument registers (r0–r3) that hold a function's Thumb address
     /// at the call, as (register, address without the Thumb bit): what `atexit(f)` registers
     /// (crate::crt).
@@ -144,6 +150,24 @@ enum Val {
     Slot(u32),
     /// Loaded from memory whose address is a known constant.
     Loaded(Loaded),
+    /// The word at `[base + off]` (`base` as it is now), loaded by the `ldr` at `at`: one half
+    /// of a two-word pair once the other half is loaded too. `slot`: the load was a plain
+    /// `[Rn, #k]` with `k ≥ 0` (what [`Val::Slot`] records).
+    Half {
+        base: Reg,
+        off: i32,
+        at: u32,
+        slot: bool,
+    },
+    /// First (data) or second (vtable) word of the fat pointer loaded together by the
+    /// instruction(s) ending at the address given (`ldrd`, or two `ldr` of adjacent words).
+    FatData(u32),
+    FatVtable(u32),
+    /// Loaded from `[rV, #slot]` where rV held `FatVtable(pair)`.
+    FatSlot {
+        slot: u32,
+        pair: u32,
+    },
 }
 
 /// One IT block: the addresses of its instructions with their sense (true: then).
@@ -533,6 +557,10 @@ struct Walked {
     written: u16,
 }
 
+/// The pair of a fat pointer passed in r0 and r1 at a function's entry (odd: no instruction
+/// starts at an odd address, which tags the pairs loaded from memory).
+const ENTRY_PAIR: u32 = 1;
+
 /// How a walk runs: in a function (`nest` 0) or a local subroutine nested `nest` deep, and the
 /// trip count assumed for SP loops whose count the code does not show (candidates only).
 #[derive(Debug, Clone, Copy)]
@@ -594,7 +622,14 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
     let (insns, errors, its) = (&decoded.insns, &decoded.errors, &decoded.its);
     let mut states: HashMap<u32, State> = HashMap::new();
     let mut work: Vec<u32> = vec![entry];
-    states.insert(entry, State { sp: Sp::Known(0), regs: [None; 16] });
+    // At the function's own entry, r0 and r1 may be a fat pointer passed by value (`output:
+    // &mut dyn Write` of core::fmt::write): pair 1 (no instruction address is odd).
+    let mut entry_regs = [None; 16];
+    if entry == f.start && mode.nest == 0 {
+        entry_regs[0] = Some(Val::FatData(ENTRY_PAIR));
+        entry_regs[1] = Some(Val::FatVtable(ENTRY_PAIR));
+    }
+    states.insert(entry, State { sp: Sp::Known(0), regs: entry_regs });
     // Bytes below entry SP. An offset of i32::MIN (2 GiB) has no i32 negation: unsigned_abs.
     let mut max_depth: u32 = 0;
     let mut dynamic_at: Option<u32> = None;
@@ -706,6 +741,15 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                 next.regs[usize::from(r)] = None;
             }
         }
+        // A pair half names its base register: once the base is written it is only the slot
+        // it was loaded from.
+        for v in next.regs.iter_mut() {
+            if let Some(Val::Half { base, off, slot, .. }) = *v
+                && insn.writes.contains(base)
+            {
+                *v = slot.then_some(Val::Slot(off as u32));
+            }
+        }
         // Successor addresses when the instruction executes / is skipped: inside an IT block
         // whose flags stay fixed, the other instructions of the same sense follow it.
         let len_fall = addr + u32::from(insn.len);
@@ -739,6 +783,9 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                 // From a constant address (a function pointer, struct slot or table the
                 // analysis can read), else from a slot of a pointer (a vtable method).
                 let v = match (state.regs[usize::from(m.base)], m.index) {
+                    (Some(Val::FatVtable(pair)), None) if m.offset >= 0 => {
+                        Some(Val::FatSlot { slot: m.offset as u32, pair })
+                    }
                     (Some(Val::Const(c)), None) => {
                         Some(Val::Loaded(Loaded::Word { addr: (c as u32).wrapping_add(m.offset as u32) }))
                     }
@@ -754,6 +801,9 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                 && let (Sp::Known(o), Some(slot)) = (state.sp, next.regs.get_mut(usize::from(rd)))
             {
                 *slot = o.checked_add(imm).map(Val::Sp);
+            }
+            for (rd, v) in fat_pointer_defs(insns, insn, &state.regs) {
+                next.regs[usize::from(rd)] = Some(v);
             }
         }
         if split {
@@ -778,12 +828,19 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         };
         let slot = via.and_then(|r| match state.regs[usize::from(r)] {
             Some(Val::Slot(o)) => Some(o),
+            Some(Val::Half { off, slot: true, .. }) => Some(off as u32),
             _ => None,
         });
         let loaded_from = via.and_then(|r| match state.regs[usize::from(r)] {
             Some(Val::Loaded(l)) => Some(l),
             _ => None,
         });
+        // The receiver in r0 is the data word of the pair whose vtable word gave the slot.
+        let fat_slot = via.and_then(|r| match (state.regs[usize::from(r)], state.regs[0]) {
+            (Some(Val::FatSlot { slot, pair }), Some(Val::FatData(p))) if p == pair => Some(slot),
+            _ => None,
+        });
+        let slot = slot.or(fat_slot);
         // A register that holds a function's Thumb address (movw/movt, a literal, a copy of
         // one): the linker's veneers (`movw ip; movt ip; bx ip`, the v6-M `ldr r0, [pc]; mov ip,
         // r0; ...; bx ip`) and `-mlong-calls` (`movw r3; movt r3; blx r3`) are direct.
@@ -807,9 +864,18 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
             if indirect && null_target {
                 return;
             }
-            let (slot, loaded_from) = if indirect { (slot, loaded_from) } else { (None, None) };
+            let (slot, loaded_from, fat_slot) =
+                if indirect { (slot, loaded_from, fat_slot) } else { (None, None, None) };
             let fn_args = if indirect { Vec::new() } else { fn_args.clone() };
-            calls.entry((addr, tag, 0)).or_insert(CallSite { at: addr, depth, kind, slot, loaded_from, fn_args });
+            calls.entry((addr, tag, 0)).or_insert(CallSite {
+                at: addr,
+                depth,
+                kind,
+                slot,
+                loaded_from,
+                fat_slot,
+                fn_args,
+            });
         };
         let cond_state = state.clone();
         match insn.flow {
@@ -1368,6 +1434,85 @@ fn after_semihosting(insns: &BTreeMap<u32, Insn>, addr: u32) -> bool {
     false
 }
 
+/// What an instruction defines of a fat pointer `(data, vtable)`: `ldrd rD, rV, [Rn, #k]` loads
+/// one whole; `ldr` of one word of a pair whose other word an earlier `ldr` of the same
+/// straight-line code loaded from the same base completes it (LLVM also splits the pair:
+/// `ldr.w r0, [r6, #8]!; ldr r1, [r6, #4]`); a lone `ldr` is a [`Val::Half`]; `mov rd, rm`
+/// copies a tracked word. Every other write has already cleared the register.
+fn fat_pointer_defs(insns: &BTreeMap<u32, Insn>, insn: &Insn, regs: &[Option<Val>; 16]) -> Vec<(Reg, Val)> {
+    if insn.conditional {
+        return Vec::new();
+    }
+    let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
+    // A pair on the stack (a fat pointer spilled or built in the frame) counts too.
+    let plain_load = |mem: &mcubench_thumb::Mem| !mem.store && mem.base != mcubench_thumb::PC && mem.index.is_none();
+    match (m, ops.as_slice()) {
+        ("ldrd", [d, v, ..]) => match (insn.mem, parse_reg(d), parse_reg(v)) {
+            (Some(mem), Some(d), Some(v)) if plain_load(&mem) && mem.bytes == 8 && d != v => {
+                vec![(d, Val::FatData(insn.addr)), (v, Val::FatVtable(insn.addr))]
+            }
+            _ => Vec::new(),
+        },
+        ("ldr", [d, ..]) => {
+            let (Some(mem), Some(d)) = (insn.mem, parse_reg(d)) else { return Vec::new() };
+            // A load through a vtable word is a method slot (`Val::FatSlot`), one from a
+            // constant address a word the analysis reads (`Val::Loaded`): not pair halves.
+            if !plain_load(&mem)
+                || mem.bytes != 4
+                || d == mem.base
+                || matches!(regs[usize::from(mem.base)], Some(Val::FatVtable(_) | Val::Const(_)))
+            {
+                return Vec::new();
+            }
+            // The word's offset from the base as it is after the instruction: pre-indexed
+            // `[Rn, #k]!` leaves Rn at the word, post-indexed `[Rn], #k` moves it past.
+            let post = insn.operands.contains("],");
+            let off = match (mem.writeback, post) {
+                (false, _) => mem.offset,
+                (true, false) => 0,
+                (true, true) => mem.offset.checked_neg().unwrap_or(i32::MIN),
+            };
+            let half = Val::Half {
+                base: mem.base,
+                off,
+                at: insn.addr,
+                slot: !mem.writeback && mem.offset >= 0 && mem.base != mcubench_thumb::SP,
+            };
+            for (r, v) in regs.iter().enumerate() {
+                let Some(Val::Half { base, off: o, at, .. }) = *v else { continue };
+                if base != mem.base || r == usize::from(d) || !straight_line(insns, at, insn.addr, base) {
+                    continue;
+                }
+                if off.checked_add(4) == Some(o) {
+                    return vec![(d, Val::FatData(insn.addr)), (r as Reg, Val::FatVtable(insn.addr))];
+                }
+                if o.checked_add(4) == Some(off) {
+                    return vec![(r as Reg, Val::FatData(insn.addr)), (d, Val::FatVtable(insn.addr))];
+                }
+            }
+            vec![(d, half)]
+        }
+        ("mov", [d, r]) => match (parse_reg(d), parse_reg(r).and_then(|r| regs[usize::from(r)])) {
+            (Some(d), Some(v @ (Val::FatData(_) | Val::FatVtable(_) | Val::FatSlot { .. }))) => vec![(d, v)],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// The instructions after `from` up to `to` (excluded) are straight-line code (no branch,
+/// call, conditional instruction) that does not write `base`: two loads at `from` and `to`
+/// read through the same value of `base`.
+fn straight_line(insns: &BTreeMap<u32, Insn>, from: u32, to: u32, base: Reg) -> bool {
+    from < to
+        && to - from <= 32
+        && insns
+            .range(from + 1..to)
+            .all(|(_, i)| matches!(i.flow, Flow::Next) && !i.conditional && !i.writes.contains(base))
+        && insns.get(&from).is_some_and(|i| !i.conditional)
+}
+
 /// `add`/`sub` of an immediate to a register with a known value (the -O0 epilogue
 /// `adds r7, #16; mov sp, r7`): the destination and its new value.
 fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Val)> {
@@ -1391,7 +1536,12 @@ fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Va
         match regs[usize::from(rn)]? {
             Val::Sp(base) => Val::Sp(base.checked_add(sign.checked_mul(k)?)?),
             Val::Const(c) => Val::Const(c.wrapping_add(sign.wrapping_mul(k))),
-            Val::Slot(_) | Val::Loaded(_) => return None,
+            Val::Slot(_)
+            | Val::Loaded(_)
+            | Val::Half { .. }
+            | Val::FatData(_)
+            | Val::FatVtable(_)
+            | Val::FatSlot { .. } => return None,
         },
     ))
 }

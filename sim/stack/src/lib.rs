@@ -24,7 +24,11 @@
 //!   word (or any function of that table, assuming the index stays inside it); one whose target
 //!   is loaded from a `via:` annotated variable reaches its annotated targets. Otherwise
 //!   targets are the address-taken functions (words in data and literal
-//!   pools, `movw`/`movt` and `movw` constants); writable tables and hooks fall back to them. A call whose target was loaded from
+//!   pools, `movw`/`movt` and `movw` constants); writable tables and hooks fall back to them.
+//!   A Rust trait-object call (receiver and vtable one fat pointer: `vtable`) reaches slot k
+//!   of every vtable plus the functions whose address is a word in data outside vtables,
+//!   assuming no such (receiver, table) pair points at a table built at run time; the trait
+//!   at the call is not known, so a `dyn Write` call may reach a `Debug::fmt`. A call whose target was loaded from
 //!   `[Rn, #k]` (Rn not SP/PC) reaches slot k of the Rust vtables found in read-only data plus
 //!   every function whose address appears outside vtables (assumption: a function found only
 //!   in vtable slots is called only through its slot). Pointers computed at run time (not
@@ -84,6 +88,7 @@
 //! - [`frame`]: each function's frame and call sites, from SP tracked over its CFG;
 //! - `callgraph`: call edges, indirect calls resolved (annotations by site or hook, constant
 //!   tables and slots, Rust vtable slots, address-taken set), strongly connected components;
+//! - `vtable`: Rust vtables and the trait-object calls through them;
 //! - [`noreturn`]: functions known by name never to return, with the reason;
 //! - `bound`: worst-case bounds callees first, recursion bounded by annotated depths, every
 //!   remaining cycle with the entry that cuts it;
@@ -111,6 +116,7 @@ pub mod noreturn;
 pub mod packs;
 pub mod report;
 mod switch;
+mod vtable;
 
 pub use annotations::Annotations;
 pub use exception::{
