@@ -110,6 +110,12 @@ pub struct FunctionStack {
     /// SP balances at every return, the candidates for a `frames:` annotation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frame_candidates: Vec<(u32, u32)>,
+    /// The instruction that sets SP as the function's first act, before it uses any stack
+    /// (crt0's `mov sp, r3` to `__stack`): the stack starts afresh there, at its top. A call
+    /// of this function from code it reaches itself restarts the program's stack rather than
+    /// growing it (the `crt` module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_reset: Option<u32>,
 }
 
 /// ARM semihosting operations that do not return: SYS_EXIT (0x18) and SYS_EXIT_EXTENDED (0x20).
@@ -294,7 +300,7 @@ fn parse_imm(s: &str) -> Option<i32> {
 }
 
 /// Decode `f` (skipping `$d` ranges) into an address → instruction map; errors by address.
-fn decode_function(
+pub(crate) fn decode_function(
     image: &ElfImage,
     fmap: &FunctionMap,
     f: &Function,
@@ -543,6 +549,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         entry_depths: Vec::new(),
         handoffs: Vec::new(),
         frame_candidates: Vec::new(),
+        stack_reset: None,
     };
     let mut walked = Walked { stack: out.clone(), unbalanced: false, unknown_loop: false, written: 0 };
     let mut address_consts = BTreeSet::new();
@@ -568,6 +575,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
     let mut local_returns: Vec<(u32, i32)> = Vec::new();
     let mut handoffs: BTreeSet<u32> = BTreeSet::new();
     let mut written: u16 = 0;
+    let mut stack_reset: Option<u32> = None;
 
     // The first instruction from the entry that moves SP, when no call, return or store comes
     // before it: SP set there starts the stack afresh (crt0).
@@ -640,7 +648,10 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                     // `mov sp, r3` to `__stack` as the reset handler's first act): the stack
                     // starts afresh at the new SP, taken to be the top of the stack being bounded
                     // (docs/src/explain/static-stack.md).
-                    _ if Some(addr) == first_sp_write && state.sp == Sp::Known(0) => Sp::Known(0),
+                    _ if Some(addr) == first_sp_write && state.sp == Sp::Known(0) => {
+                        stack_reset.get_or_insert(addr);
+                        Sp::Known(0)
+                    }
                     _ => {
                         dynamic_at.get_or_insert(addr);
                         Sp::Dynamic
@@ -654,6 +665,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                     && Some(addr) == first_sp_write
                     && state.sp == Sp::Known(0) =>
             {
+                stack_reset.get_or_insert(addr);
                 next.sp = Sp::Known(0);
             }
             SpEffect::Dynamic => {
@@ -1104,6 +1116,8 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         .collect();
     out.address_consts = address_consts.into_iter().collect();
     out.handoffs = handoffs.into_iter().collect();
+    // Only a function's own entry restarts the stack (not a local subroutine's).
+    out.stack_reset = stack_reset.filter(|_| mode.nest == 0 && entry == f.start);
     out.frame = if let Some(fr) = failure {
         fr
     } else if let Some(at) = dynamic_at {
