@@ -139,6 +139,9 @@ struct State {
     /// Registers with a known value: entry-SP + offset (frame pointers) or a constant (literal
     /// loads and immediate moves, for Thumb-1 `ldr r6, =-N; add sp, r6`).
     regs: [Option<Val>; 16],
+    /// SP saved in the frame (`str sp, [r7, #k]`, GCC's stack save around a block-scoped VLA):
+    /// (slot address, SP when saved), both relative to entry SP; `ldr sp, [r7, #k]` restores it.
+    saved_sp: Option<(i32, i32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,6 +256,82 @@ fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<
             Some((rd, image.word_at(u64::from(lit))? as i32))
         }
         _ => None,
+    }
+}
+
+/// The address a 4-byte access `[base, #offset]` (no index, no writeback) reaches, relative to
+/// entry SP, when its base is SP or a register holding entry SP + a known offset.
+fn frame_slot(m: &mcubench_thumb::Mem, state: &State) -> Option<i32> {
+    if m.index.is_some() || m.writeback {
+        return None;
+    }
+    let base = if m.base == mcubench_thumb::SP {
+        match state.sp {
+            Sp::Known(o) => o,
+            Sp::Dynamic => return None,
+        }
+    } else {
+        match state.regs.get(usize::from(m.base)).copied().flatten() {
+            Some(Val::Sp(b)) => b,
+            _ => return None,
+        }
+    };
+    base.checked_add(m.offset)
+}
+
+/// Whether `insn` stores SP itself (`str sp, [r7, #k]`).
+fn stores_sp(insn: &Insn) -> bool {
+    insn.mnemonic.starts_with("str")
+        && insn.mem.is_some_and(|m| m.store && m.bytes == 4)
+        && insn.operands.split(',').next().map(str::trim) == Some("sp")
+}
+
+/// The saved SP `insn` (`ldr sp, [r7, #k]`) restores, relative to entry, when it loads the
+/// slot SP was saved to.
+fn sp_restore(insn: &Insn, state: &State) -> Option<i32> {
+    let (slot, saved) = state.saved_sp?;
+    let m = insn.mem?;
+    let is_ldr_sp = insn.mnemonic.starts_with("ldr")
+        && !m.store
+        && m.bytes == 4
+        && insn.operands.split(',').next().map(str::trim) == Some("sp");
+    (is_ldr_sp && !insn.conditional && frame_slot(&m, state) == Some(slot)).then_some(saved)
+}
+
+/// The saved-SP slot after `insn`: set by `str sp, [rN, #k]` with a known slot and SP; kept
+/// unless a store of known address overlaps it, or one based on SP or the frame whose address
+/// is not known. Stores through other pointers and callees are taken not to write it (it is
+/// the compiler's slot, no C object).
+fn track_sp_save(insn: &Insn, state: &State, sp_effect: SpEffect) -> Option<(i32, i32)> {
+    let Some(m) = insn.mem.filter(|m| m.store) else { return state.saved_sp };
+    if insn.conditional {
+        return None;
+    }
+    if stores_sp(insn) {
+        return match (frame_slot(&m, state), state.sp) {
+            (Some(slot), Sp::Known(o)) => Some((slot, o)),
+            _ => None,
+        };
+    }
+    let (slot, saved) = state.saved_sp?;
+    let range = match (frame_slot(&m, state), sp_effect, state.sp) {
+        (Some(a), _, _) => Some((a, a.saturating_add(m.bytes as i32))),
+        // push / stmdb sp!: the bytes just below SP.
+        (None, SpEffect::Adjust(d), Sp::Known(o)) if m.base == mcubench_thumb::SP && m.writeback && d < 0 => {
+            Some((o.saturating_add(d), o))
+        }
+        _ => None,
+    };
+    match range {
+        Some((lo, hi)) if hi <= slot || lo >= slot.saturating_add(4) => Some((slot, saved)),
+        Some(_) => None,
+        // A store based on SP or the frame whose address is not known: it may be the slot.
+        None if m.base == mcubench_thumb::SP
+            || matches!(state.regs.get(usize::from(m.base)).copied().flatten(), Some(Val::Sp(_))) =>
+        {
+            None
+        }
+        None => Some((slot, saved)),
     }
 }
 
@@ -562,7 +641,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
     let (insns, errors, its) = (&decoded.insns, &decoded.errors, &decoded.its);
     let mut states: HashMap<u32, State> = HashMap::new();
     let mut work: Vec<u32> = vec![entry];
-    states.insert(entry, State { sp: Sp::Known(0), regs: [None; 16] });
+    states.insert(entry, State { sp: Sp::Known(0), regs: [None; 16], saved_sp: None });
     // Bytes below entry SP. An offset of i32::MIN (2 GiB) has no i32 negation: unsigned_abs.
     let mut max_depth: u32 = 0;
     let mut dynamic_at: Option<u32> = None;
@@ -612,6 +691,12 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         let sp_effect = match (insn.sp, sp_plus_const(insn, &state.regs)) {
             (SpEffect::Dynamic, Some(d)) => SpEffect::Adjust(d),
             (e, _) => e,
+        };
+        // `ldr sp, [r7, #k]` from the slot SP was saved to: SP is what was saved.
+        let restored = (sp_effect == SpEffect::Dynamic).then(|| sp_restore(insn, &state)).flatten();
+        let sp_effect = match (restored, state.sp) {
+            (Some(v), Sp::Known(o)) => SpEffect::Adjust(v - o),
+            _ => sp_effect,
         };
         // SP set from a value the code does not show, then an indirect jump with no stack use
         // in between: a hand-off to other code (a bootloader starting the application), which
@@ -729,6 +814,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                 *slot = o.checked_add(imm).map(Val::Sp);
             }
         }
+        next.saved_sp = track_sp_save(insn, &state, sp_effect);
         if split {
             // Executed or not: both reach a successor; a join of different SPs is divergent.
             let skipped = state.clone();
@@ -1395,9 +1481,11 @@ fn propagate(states: &mut HashMap<u32, State>, work: &mut Vec<u32>, at: u32, s: 
                     *r = None;
                 }
             }
-            if sp != old.sp || regs != old.regs {
+            let saved_sp = if old.saved_sp == s.saved_sp { old.saved_sp } else { None };
+            if sp != old.sp || regs != old.regs || saved_sp != old.saved_sp {
                 old.sp = sp;
                 old.regs = regs;
+                old.saved_sp = saved_sp;
                 work.push(at);
             }
             Ok(())

@@ -36,6 +36,9 @@
 //!   still is (sound, but it widens what other indirect calls may reach).
 //! - Frames are the largest SP excursion of a function's own code: stores below SP (none in
 //!   AAPCS code) are not counted.
+//! - SP stored in the frame and loaded back (GCC's stack save/restore around a block-scoped
+//!   VLA) is the saved SP unless a store that may hit the slot comes between; stores through
+//!   other pointers and callees are taken not to write it.
 //! - Functions are found from symbols: a stripped ELF has no functions to analyse; code without
 //!   a symbol is only analysed as part of the function whose range covers it.
 //! - Conditional SP changes inside IT blocks that are not returns make the function divergent

@@ -6,6 +6,8 @@
 //!   other way (here: read by the function it jumps to) stays address-taken;
 //! - a crt0 that sets SP as its first act, whose address is taken: a call of it from code it
 //!   reaches restarts the stack, it is no recursion;
+//! - GCC's stack save/restore around a block-scoped VLA (`str sp, [r7, #k]` ... `ldr sp,
+//!   [r7, #k]`, mayo's `P1P1t_times_O`): SP is what was saved, not a run-time value;
 //! - fprintf/fwrite/fputs on a FILE: newlib's FILE-slot calls (`__sfvwrite_r`, `__sflush_r`,
 //!   ...) reach the stream hooks the newlib pack names, not every address-taken function.
 //!
@@ -176,5 +178,49 @@ int main(void) {
             .filter(|a| a.contains(&format!("call at {site}+")) && a.contains("address-taken"))
             .collect();
         assert!(wide.is_empty(), "{site} still reaches the address-taken set: {wide:?}");
+    }
+}
+
+#[test]
+fn sp_saved_in_the_frame_and_restored_is_known() {
+    let vla = |between: &str| {
+        format!(
+            r#"
+function Reset_Handler
+    bl vla               @ depth 0
+1:  b 1b
+endfunction Reset_Handler
+
+function vla
+    push {{r7, lr}}
+    sub sp, #16
+    add r7, sp, #0
+    str sp, [r7, #12]    @ save SP (entry-24)
+    sub sp, #1024        @ the block's array
+    mov r0, sp
+    {between}
+    bl leaf              @ depth 24 + 1024 = 1048
+    ldr sp, [r7, #12]    @ restore: entry-24
+    add sp, #16
+    pop {{r7, pc}}
+endfunction vla
+
+function leaf
+    push {{r4, lr}}      @ frame 8
+    pop {{r4, pc}}
+endfunction leaf
+"#
+        )
+    };
+    let image = common::assemble("sp-save", &["Reset_Handler"], &vla("nop"));
+    let r = analyze(&image, &StackOptions::default()).expect("decoder");
+    // 1048 + 8 = 1056 B.
+    assert_eq!(reset(&r).bytes(), Some(1056), "{}", r.to_text(&[]));
+    // The slot is overwritten before the restore: SP is then a run-time value.
+    let image = common::assemble("sp-save-clobbered", &["Reset_Handler"], &vla("str r0, [r7, #12]"));
+    let r = analyze(&image, &StackOptions::default()).expect("decoder");
+    match reset(&r) {
+        Bound::Unbounded { reason } => assert!(reason.contains("run-time value"), "{reason}"),
+        b => panic!("a clobbered save slot must not be trusted: {b:?}"),
     }
 }
