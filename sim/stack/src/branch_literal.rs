@@ -63,50 +63,51 @@ impl Code<'_> {
         d
     }
 
-    /// Every code range of the executable section holding `at` within `lo..hi`: the functions
-    /// that overlap it (whole) and the stretches no function covers (decoded from their start).
-    fn ranges_around(&self, at: u32, lo: u32, hi: u32) -> Option<Vec<Function>> {
-        let section =
-            self.image.sections().iter().find(|s| s.alloc && s.exec && !s.nobits && s.contains_vma(u64::from(at)))?;
-        let sec_start = section.vma as u32;
-        let sec_end = u32::try_from(section.vma.saturating_add(section.size)).unwrap_or(u32::MAX);
-        let (lo, hi) = (lo.max(sec_start), hi.min(sec_end));
+    /// Every code range of the executable sections within `lo..hi`: the functions that overlap
+    /// it (whole) and the stretches no function covers (decoded from their start).
+    fn ranges_around(&self, lo: u32, hi: u32) -> Vec<Function> {
         let fs = self.fmap.functions();
-        let mut k = fs.partition_point(|g| g.end <= lo);
-        // Functions are sorted by start; an earlier one may still reach into the window.
-        while k > 0 && fs[k - 1].end > lo {
-            k -= 1;
-        }
         let mut out: Vec<Function> = Vec::new();
-        let mut covered = lo;
-        let gap = |from: u32, to: u32, out: &mut Vec<Function>| {
-            if from < to {
-                out.push(Function {
-                    name: format!("code at 0x{from:08x}"),
-                    demangled: String::new(),
-                    aliases: Vec::new(),
-                    start: from,
-                    end: to,
-                    sized: false,
-                    section_index: section.index,
-                    thumb: true,
-                });
-            }
-        };
-        for g in fs[k..].iter().take_while(|g| g.start < hi) {
-            if g.end <= lo || g.section_index != section.index {
+        for section in self.image.sections().iter().filter(|s| s.alloc && s.exec && !s.nobits) {
+            let sec_start = section.vma as u32;
+            let sec_end = u32::try_from(section.vma.saturating_add(section.size)).unwrap_or(u32::MAX);
+            let (lo, hi) = (lo.max(sec_start), hi.min(sec_end));
+            if lo >= hi {
                 continue;
             }
-            if g.start > covered {
-                gap(covered, g.start, &mut out);
+            let gap = |from: u32, to: u32, out: &mut Vec<Function>| {
+                if from < to {
+                    out.push(Function {
+                        name: format!("code at 0x{from:08x}"),
+                        demangled: String::new(),
+                        aliases: Vec::new(),
+                        start: from,
+                        end: to,
+                        sized: false,
+                        section_index: section.index,
+                        thumb: true,
+                    });
+                }
+            };
+            // The function covering `lo`, then every one that starts in the window.
+            let first = fs.partition_point(|g| g.start < lo);
+            let inside = fs[first..].iter().take_while(|g| g.start < hi);
+            let mut covered = lo;
+            for g in self.fmap.containing(lo).into_iter().chain(inside) {
+                if g.end <= lo || g.section_index != section.index || out.last().is_some_and(|l| l.start == g.start) {
+                    continue;
+                }
+                if g.start > covered {
+                    gap(covered, g.start, &mut out);
+                }
+                covered = covered.max(g.end);
+                out.push(g.clone());
             }
-            covered = covered.max(g.end);
-            out.push(g.clone());
+            if covered < hi {
+                gap(covered, hi, &mut out);
+            }
         }
-        if covered < hi {
-            gap(covered, hi, &mut out);
-        }
-        Some(out)
+        out
     }
 }
 
@@ -166,9 +167,7 @@ pub(crate) fn branch_only_words(
 /// whose value is only branched through, to `target`, and at least one such load exists.
 fn only_branched_to(code: &mut Code, addr: u32, run: DataRange, target: u32) -> bool {
     let (lo, hi) = (addr.saturating_sub(REACH), addr.saturating_add(REACH));
-    let Some(ranges) = code.ranges_around(addr, lo, hi) else {
-        return false;
-    };
+    let ranges = code.ranges_around(lo, hi);
     let in_run = |a: u32| a >= run.start && a < run.end;
     let mut loads = 0;
     for g in &ranges {
