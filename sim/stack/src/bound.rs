@@ -96,7 +96,10 @@ impl CallGraph<'_> {
         let n = self.functions.len();
         let mut unresolved = Vec::new();
         let mut interner = Interner::default();
-        let edges: Vec<_> = (0..n).map(|i| self.edges(i, &mut unresolved, &mut interner)).collect();
+        let mut edges: Vec<_> = (0..n).map(|i| self.edges(i, &mut unresolved, &mut interner)).collect();
+        let reset = crate::exception::vector_extent(self.image, self.options.arch)
+            .and_then(|vt| vt.handlers.iter().find(|(k, _)| *k == 1).and_then(|&(_, w)| self.index_of(w)));
+        crate::crt::cut_stack_restarts(self.functions, reset, &mut edges);
         // A call with no known target may reach any address-taken function: what those reach
         // counts as reached, so that its own unresolved sites show in this run too.
         let widen: BTreeSet<usize> = unresolved.iter().flat_map(|u| self.all_by_name(&u.function)).collect();

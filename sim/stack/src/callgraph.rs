@@ -28,12 +28,15 @@ pub(crate) struct Taken {
     pub(crate) vt: crate::vtable::Vtables,
 }
 
-/// `vectors`: the vector table's extent, whose words are roots, not address-taken functions.
+/// `vectors`: the vector table's extent, whose words are roots, not address-taken functions;
+/// `branch_only`: literal-pool words only ever branched through ([`crate::branch_literal`]),
+/// which are direct calls, not taken addresses.
 pub(crate) fn address_taken(
     image: &ElfImage,
     fmap: &FunctionMap,
     functions: &[FunctionStack],
     vectors: Option<&crate::exception::VectorExtent>,
+    branch_only: &BTreeSet<u32>,
 ) -> Taken {
     let is_fn = |w: u32| w & 1 == 1 && fmap.at(w).is_some();
     let mut taken = Taken::default();
@@ -48,7 +51,7 @@ pub(crate) fn address_taken(
         let mut words = Vec::new();
         while (off as usize) + 4 <= data.len() {
             let addr = base + off;
-            if vectors.is_some_and(|v| v.contains(addr)) {
+            if vectors.is_some_and(|v| v.contains(addr)) || branch_only.contains(&addr) {
                 off += 4;
                 continue;
             }

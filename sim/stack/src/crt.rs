@@ -175,3 +175,44 @@ fn exit_handlers(fmap: &FunctionMap, functions: &[FunctionStack], taken: &Taken)
     }
     Ok(out)
 }
+
+/// Calls that restart the stack: a function whose first act sets SP (crt0's `_mainCRTStartup`
+/// setting SP to `__stack`, [`FunctionStack::stack_reset`]) that the reset handler calls or
+/// jumps to directly, called again from code it reaches itself (an indirect call resolved to
+/// every address-taken function, when its address is taken), discards the stack in use and
+/// starts over at the top: that use is the function's own bound, already part of the reset
+/// handler's. Such edges are removed (they would be false recursion through `main`); every
+/// other call of it keeps counting its caller's depth. `reset`: the reset handler's index.
+pub(crate) fn cut_stack_restarts(
+    functions: &[FunctionStack],
+    reset: Option<usize>,
+    edges: &mut [Vec<crate::callgraph::Edge>],
+) {
+    let Some(r) = reset else { return };
+    let entered: Vec<usize> = edges[r]
+        .iter()
+        .filter_map(|e| e.as_ref().ok())
+        .filter(|c| c.how == crate::callgraph::Resolution::Direct && functions[c.to].stack_reset.is_some())
+        .map(|c| c.to)
+        .chain(functions[r].stack_reset.map(|_| r))
+        .collect();
+    for f in entered {
+        // Everything f reaches: calls from there back to f restart the stack.
+        let mut seen = vec![false; functions.len()];
+        let mut work = vec![f];
+        seen[f] = true;
+        while let Some(i) = work.pop() {
+            for c in edges[i].iter().filter_map(|e| e.as_ref().ok()) {
+                if !seen[c.to] {
+                    seen[c.to] = true;
+                    work.push(c.to);
+                }
+            }
+        }
+        for (i, es) in edges.iter_mut().enumerate() {
+            if seen[i] && i != r {
+                es.retain(|e| !matches!(e, Ok(c) if c.to == f));
+            }
+        }
+    }
+}

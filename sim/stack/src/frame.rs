@@ -116,6 +116,12 @@ pub struct FunctionStack {
     /// SP balances at every return, the candidates for a `frames:` annotation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frame_candidates: Vec<(u32, u32)>,
+    /// The instruction that sets SP as the function's first act, before it uses any stack
+    /// (crt0's `mov sp, r3` to `__stack`): the stack starts afresh there, at its top. A call
+    /// of this function from code it reaches itself restarts the program's stack rather than
+    /// growing it (the `crt` module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_reset: Option<u32>,
 }
 
 /// ARM semihosting operations that do not return: SYS_EXIT (0x18) and SYS_EXIT_EXTENDED (0x20).
@@ -139,6 +145,9 @@ struct State {
     /// Registers with a known value: entry-SP + offset (frame pointers) or a constant (literal
     /// loads and immediate moves, for Thumb-1 `ldr r6, =-N; add sp, r6`).
     regs: [Option<Val>; 16],
+    /// SP saved in the frame (`str sp, [r7, #k]`, GCC's stack save around a block-scoped VLA):
+    /// (slot address, SP when saved), both relative to entry SP; `ldr sp, [r7, #k]` restores it.
+    saved_sp: Option<(i32, i32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,6 +322,82 @@ fn const_def(image: &ElfImage, insn: &Insn, regs: &[Option<Val>; 16]) -> Option<
     }
 }
 
+/// The address a 4-byte access `[base, #offset]` (no index, no writeback) reaches, relative to
+/// entry SP, when its base is SP or a register holding entry SP + a known offset.
+fn frame_slot(m: &mcubench_thumb::Mem, state: &State) -> Option<i32> {
+    if m.index.is_some() || m.writeback {
+        return None;
+    }
+    let base = if m.base == mcubench_thumb::SP {
+        match state.sp {
+            Sp::Known(o) => o,
+            Sp::Dynamic => return None,
+        }
+    } else {
+        match state.regs.get(usize::from(m.base)).copied().flatten() {
+            Some(Val::Sp(b)) => b,
+            _ => return None,
+        }
+    };
+    base.checked_add(m.offset)
+}
+
+/// Whether `insn` stores SP itself (`str sp, [r7, #k]`).
+fn stores_sp(insn: &Insn) -> bool {
+    insn.mnemonic.starts_with("str")
+        && insn.mem.is_some_and(|m| m.store && m.bytes == 4)
+        && insn.operands.split(',').next().map(str::trim) == Some("sp")
+}
+
+/// The saved SP `insn` (`ldr sp, [r7, #k]`) restores, relative to entry, when it loads the
+/// slot SP was saved to.
+fn sp_restore(insn: &Insn, state: &State) -> Option<i32> {
+    let (slot, saved) = state.saved_sp?;
+    let m = insn.mem?;
+    let is_ldr_sp = insn.mnemonic.starts_with("ldr")
+        && !m.store
+        && m.bytes == 4
+        && insn.operands.split(',').next().map(str::trim) == Some("sp");
+    (is_ldr_sp && !insn.conditional && frame_slot(&m, state) == Some(slot)).then_some(saved)
+}
+
+/// The saved-SP slot after `insn`: set by `str sp, [rN, #k]` with a known slot and SP; kept
+/// unless a store of known address overlaps it, or one based on SP or the frame whose address
+/// is not known. Stores through other pointers and callees are taken not to write it (it is
+/// the compiler's slot, no C object).
+fn track_sp_save(insn: &Insn, state: &State, sp_effect: SpEffect) -> Option<(i32, i32)> {
+    let Some(m) = insn.mem.filter(|m| m.store) else { return state.saved_sp };
+    if insn.conditional {
+        return None;
+    }
+    if stores_sp(insn) {
+        return match (frame_slot(&m, state), state.sp) {
+            (Some(slot), Sp::Known(o)) => Some((slot, o)),
+            _ => None,
+        };
+    }
+    let (slot, saved) = state.saved_sp?;
+    let range = match (frame_slot(&m, state), sp_effect, state.sp) {
+        (Some(a), _, _) => Some((a, a.saturating_add(m.bytes as i32))),
+        // push / stmdb sp!: the bytes just below SP.
+        (None, SpEffect::Adjust(d), Sp::Known(o)) if m.base == mcubench_thumb::SP && m.writeback && d < 0 => {
+            Some((o.saturating_add(d), o))
+        }
+        _ => None,
+    };
+    match range {
+        Some((lo, hi)) if hi <= slot || lo >= slot.saturating_add(4) => Some((slot, saved)),
+        Some(_) => None,
+        // A store based on SP or the frame whose address is not known: it may be the slot.
+        None if m.base == mcubench_thumb::SP
+            || matches!(state.regs.get(usize::from(m.base)).copied().flatten(), Some(Val::Sp(_))) =>
+        {
+            None
+        }
+        None => Some((slot, saved)),
+    }
+}
+
 /// `add sp, rN` / `add sp, sp, rN` / `sub sp, sp, rN` with a constant in rN: the SP change.
 fn sp_plus_const(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<i32> {
     let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
@@ -357,7 +442,7 @@ fn parse_imm(s: &str) -> Option<i32> {
 }
 
 /// Decode `f` (skipping `$d` ranges) into an address → instruction map; errors by address.
-fn decode_function(
+pub(crate) fn decode_function(
     image: &ElfImage,
     fmap: &FunctionMap,
     f: &Function,
@@ -610,6 +695,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         entry_depths: Vec::new(),
         handoffs: Vec::new(),
         frame_candidates: Vec::new(),
+        stack_reset: None,
     };
     let mut walked = Walked { stack: out.clone(), unbalanced: false, unknown_loop: false, written: 0 };
     let mut address_consts = BTreeSet::new();
@@ -629,7 +715,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         entry_regs[0] = Some(Val::FatData(ENTRY_PAIR));
         entry_regs[1] = Some(Val::FatVtable(ENTRY_PAIR));
     }
-    states.insert(entry, State { sp: Sp::Known(0), regs: entry_regs });
+    states.insert(entry, State { sp: Sp::Known(0), regs: entry_regs, saved_sp: None });
     // Bytes below entry SP. An offset of i32::MIN (2 GiB) has no i32 negation: unsigned_abs.
     let mut max_depth: u32 = 0;
     let mut dynamic_at: Option<u32> = None;
@@ -642,6 +728,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
     let mut local_returns: Vec<(u32, i32)> = Vec::new();
     let mut handoffs: BTreeSet<u32> = BTreeSet::new();
     let mut written: u16 = 0;
+    let mut stack_reset: Option<u32> = None;
 
     // The first instruction from the entry that moves SP, when no call, return or store comes
     // before it: SP set there starts the stack afresh (crt0).
@@ -679,6 +766,12 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
             (SpEffect::Dynamic, Some(d)) => SpEffect::Adjust(d),
             (e, _) => e,
         };
+        // `ldr sp, [r7, #k]` from the slot SP was saved to: SP is what was saved.
+        let restored = (sp_effect == SpEffect::Dynamic).then(|| sp_restore(insn, &state)).flatten();
+        let sp_effect = match (restored, state.sp) {
+            (Some(v), Sp::Known(o)) => SpEffect::Adjust(v - o),
+            _ => sp_effect,
+        };
         // SP set from a value the code does not show, then an indirect jump with no stack use
         // in between: a hand-off to other code (a bootloader starting the application), which
         // leaves the analysed program: the path ends here.
@@ -714,7 +807,10 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                     // `mov sp, r3` to `__stack` as the reset handler's first act): the stack
                     // starts afresh at the new SP, taken to be the top of the stack being bounded
                     // (docs/src/explain/static-stack.md).
-                    _ if Some(addr) == first_sp_write && state.sp == Sp::Known(0) => Sp::Known(0),
+                    _ if Some(addr) == first_sp_write && state.sp == Sp::Known(0) => {
+                        stack_reset.get_or_insert(addr);
+                        Sp::Known(0)
+                    }
                     _ => {
                         dynamic_at.get_or_insert(addr);
                         Sp::Dynamic
@@ -728,6 +824,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                     && Some(addr) == first_sp_write
                     && state.sp == Sp::Known(0) =>
             {
+                stack_reset.get_or_insert(addr);
                 next.sp = Sp::Known(0);
             }
             SpEffect::Dynamic => {
@@ -806,6 +903,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
                 next.regs[usize::from(rd)] = Some(v);
             }
         }
+        next.saved_sp = track_sp_save(insn, &state, sp_effect);
         if split {
             // Executed or not: both reach a successor; a join of different SPs is divergent.
             let skipped = state.clone();
@@ -1209,6 +1307,8 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         .collect();
     out.address_consts = address_consts.into_iter().collect();
     out.handoffs = handoffs.into_iter().collect();
+    // Only a function's own entry restarts the stack (not a local subroutine's).
+    out.stack_reset = stack_reset.filter(|_| mode.nest == 0 && entry == f.start);
     out.frame = if let Some(fr) = failure {
         fr
     } else if let Some(at) = dynamic_at {
@@ -1570,9 +1670,11 @@ fn propagate(states: &mut HashMap<u32, State>, work: &mut Vec<u32>, at: u32, s: 
                     *r = None;
                 }
             }
-            if sp != old.sp || regs != old.regs {
+            let saved_sp = if old.saved_sp == s.saved_sp { old.saved_sp } else { None };
+            if sp != old.sp || regs != old.regs || saved_sp != old.saved_sp {
                 old.sp = sp;
                 old.regs = regs;
+                old.saved_sp = saved_sp;
                 work.push(at);
             }
             Ok(())

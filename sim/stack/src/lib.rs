@@ -34,10 +34,15 @@
 //!   in vtable slots is called only through its slot). Pointers computed at run time (not
 //!   stored anywhere as an address) are missed: annotate such sites.
 //! - A `blx`/`bx` through a register that holds a known function address (linker veneers
-//!   `movw ip; movt ip; bx ip`, `-mlong-calls`) is a direct call or tail call; that address
-//!   still counts as address-taken (sound, but it widens what other indirect calls may reach).
+//!   `movw ip; movt ip; bx ip`, `-mlong-calls`) is a direct call or tail call. A literal-pool
+//!   word only ever branched through (`branch_literal`: CMSIS's `ldr r0, =_start; bx r0`)
+//!   is no address-taken function; a `movw`/`movt` address, or a literal used any other way,
+//!   still is (sound, but it widens what other indirect calls may reach).
 //! - Frames are the largest SP excursion of a function's own code: stores below SP (none in
 //!   AAPCS code) are not counted.
+//! - SP stored in the frame and loaded back (GCC's stack save/restore around a block-scoped
+//!   VLA) is the saved SP unless a store that may hit the slot comes between; stores through
+//!   other pointers and callees are taken not to write it.
 //! - Functions are found from symbols: a stripped ELF has no functions to analyse; code without
 //!   a symbol is only analysed as part of the function whose range covers it.
 //! - Conditional SP changes inside IT blocks that are not returns make the function divergent
@@ -75,6 +80,8 @@
 //!   the system vectors that is neither 0 nor a Thumb address in code.
 //! - A function's first SP change, before any store, call or branch, being `mov sp, rX` (crt0
 //!   setting SP to `__stack`) starts the stack afresh: taken to be the top of the same stack.
+//!   Called again from code it reaches, when the reset handler enters it directly, it restarts
+//!   the stack: no recursion (`crt`).
 //! - Packs: newlib 3.3 only (another version is reported, not applied); their indirect-call
 //!   entries assume streams made by newlib itself and no `signal()` handlers (off when those
 //!   are linked).
@@ -86,6 +93,7 @@
 //! # Modules
 //! One module per concern, like gimli-rs/object, in the order the analysis runs:
 //! - [`frame`]: each function's frame and call sites, from SP tracked over its CFG;
+//! - `branch_literal`: literal-pool words only branched through (not address-taken);
 //! - `callgraph`: call edges, indirect calls resolved (annotations by site or hook, constant
 //!   tables and slots, Rust vtable slots, address-taken set), strongly connected components;
 //! - `vtable`: Rust vtables and the trait-object calls through them;
@@ -108,6 +116,7 @@ use mcubench_thumb::{DecodeError, Insn};
 
 pub mod annotations;
 mod bound;
+mod branch_literal;
 mod callgraph;
 mod crt;
 pub mod exception;
@@ -230,7 +239,9 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
         functions[j] = frame::function_stack(image, &fmap, &fmap.functions()[j], source, &want);
     }
     let vectors = exception::vector_extent(image, options.arch);
-    let taken = address_taken(image, &fmap, &functions, vectors.as_ref());
+    let branch_only =
+        branch_literal::branch_only_words(image, &fmap, source, &|a| vectors.as_ref().is_some_and(|v| v.contains(a)));
+    let taken = address_taken(image, &fmap, &functions, vectors.as_ref(), &branch_only);
     let names = name_index(&fmap);
     let (annotations, pack_uses) = if options.packs {
         let (mut annotations, mut uses) = packs::apply(image, &fmap, &functions, &options.annotations);
