@@ -65,7 +65,7 @@ fn build(triple: &str, opt: Option<&str>) -> PathBuf {
     let target_dir = dir.join("target").join(format!("stack-sizes-{triple}{suffix}"));
     let mut cmd = Command::new("cargo");
     cmd.current_dir(&dir)
-        .args(["build", "--release", "--bin", "kat", "--target", triple, "--target-dir"])
+        .args(["build", "--release", "-p", "kat", "--bin", "kat", "--target", triple, "--target-dir"])
         .arg(&target_dir)
         .arg("--config")
         .arg(format!(r#"target.{triple}.rustflags=["-Z","emit-stack-sizes"]"#));
