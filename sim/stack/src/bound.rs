@@ -126,6 +126,7 @@ impl CallGraph<'_> {
             excluding_panic: None,
             bounds: nodes.into_iter().map(|n| (n.bound, n.assumptions, n.path)).collect(),
             assumption_text: interner.text,
+            excluding_bounds: excluding_path.as_ref().map(|(_, b)| b.clone()).unwrap_or_default(),
         };
         let sound: Vec<Option<u32>> = report.bounds.iter().map(|b| b.0.as_ref().ok().copied()).collect();
         report.top = reset_path.and_then(|p| report.top_of(&p, &|i| sound[i]));

@@ -92,6 +92,10 @@ pub struct StackReport {
     pub(crate) bounds: Vec<(Result<u32, String>, Assumptions, Vec<usize>)>,
     #[serde(skip)]
     pub(crate) assumption_text: Vec<String>,
+    /// Every function's bound with the calls into panic/abort functions cut (see
+    /// [`ExcludingPanic`]), indexed like `functions`; `None`: unbounded even so.
+    #[serde(skip)]
+    pub(crate) excluding_bounds: Vec<Option<u32>>,
 }
 
 /// The function that adds the most bytes to a worst path.
@@ -232,6 +236,12 @@ impl StackReport {
     }
 
     /// Bound and worst path (function indices) of function `i` (indexed like `functions`).
+    /// Function `i`'s bound with its panic/abort paths cut (informative, like
+    /// [`StackReport::excluding_panic`]: never a sound bound); `None` when unbounded even so.
+    pub fn excluding_panic_bound_of(&self, i: usize) -> Option<u32> {
+        self.excluding_bounds.get(i).copied().flatten()
+    }
+
     pub fn bound_of(&self, i: usize) -> Option<(Bound, Vec<usize>)> {
         self.bounds.get(i).map(|(b, a, path)| (to_bound(b, a, &self.assumption_text), path.clone()))
     }

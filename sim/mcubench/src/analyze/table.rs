@@ -32,6 +32,11 @@ pub struct RowFacts {
     pub stack_static: Option<u32>,
     /// `exact`, `bounded` or `unbounded` (why, for unbounded).
     pub stack_static_kind: String,
+    /// The entry's bound with the calls into panic/abort functions cut: informative, what the
+    /// verify path needs when it does not panic (never used for budgets); `None` when unbounded
+    /// even so. Absent from reports written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_static_excl_panic: Option<u32>,
     /// Bytes of the image header: `sb_hdr_<row>` plus `sb_sig_<row>` (the signature travels in
     /// the header).
     pub header: u64,
@@ -87,6 +92,7 @@ fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<R
     let public_key = size(&format!("sb_key_{row}"));
     let (mut verify_code, mut verify_functions, mut indirect_calls) = (None, None, None);
     let (mut stack_static, mut stack_static_kind) = (None, "unbounded: no stack analysis".to_string());
+    let mut stack_static_excl_panic = None;
     if let Some(report) = stack
         && let Some(i) = report.functions.iter().position(|f| f.name == entry)
     {
@@ -100,6 +106,7 @@ fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<R
                 .filter(|c| matches!(c.kind, CallKind::Indirect | CallKind::IndirectTail))
                 .count() as u32,
         );
+        stack_static_excl_panic = report.excluding_panic_bound_of(i);
         if let Some((bound, _)) = report.bound_of(i) {
             stack_static = bound.bytes();
             stack_static_kind = match bound {
@@ -117,6 +124,7 @@ fn one_row(row: &str, image: &ElfImage, stack: Option<&StackReport>) -> Result<R
         indirect_calls,
         stack_static,
         stack_static_kind,
+        stack_static_excl_panic,
         header: hdr + signature.unwrap_or(0),
         signature,
         public_key,

@@ -31,6 +31,8 @@ pub enum Column {
     /// Bytes of the functions the row's boot path reaches through direct calls.
     VerifyCode,
     StackStatic,
+    /// The static bound with the panic/abort paths cut (informative, never a sound bound).
+    StackStaticExclPanic,
     StackMeasured,
     Header,
     Signature,
@@ -43,10 +45,11 @@ pub enum Column {
 }
 
 impl Column {
-    pub const ALL: [Column; 12] = [
+    pub const ALL: [Column; 13] = [
         Column::FirmwareFlash,
         Column::VerifyCode,
         Column::StackStatic,
+        Column::StackStaticExclPanic,
         Column::StackMeasured,
         Column::Header,
         Column::Signature,

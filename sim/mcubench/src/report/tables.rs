@@ -96,6 +96,7 @@ fn header(c: Column) -> Option<(String, &'static str)> {
         Column::FirmwareFlash => ("firmware flash B".into(), "firmware_flash_bytes"),
         Column::VerifyCode => ("verify code B".into(), "verify_code_bytes"),
         Column::StackStatic => ("stack static B".into(), "stack_static_bytes"),
+        Column::StackStaticExclPanic => ("stack static excl. panic B".into(), "stack_static_excl_panic_bytes"),
         Column::StackMeasured => ("stack measured B".into(), "stack_measured_bytes"),
         Column::Header => ("header B".into(), "header_bytes"),
         Column::Signature => ("signature B".into(), "signature_bytes"),
@@ -197,6 +198,7 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
                         None if facts.stack_static_kind.starts_with("unbounded") => "unbounded".into(),
                         None => "-".into(),
                     },
+                    Column::StackStaticExclPanic => opt(facts.stack_static_excl_panic),
                     Column::StackMeasured => opt(boot.map(|k| k.stack)),
                     Column::Header => facts.header.to_string(),
                     Column::Signature => opt(facts.signature),
@@ -234,7 +236,8 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
     notes.extend(models.into_iter().map(|m| format!("cycles are estimates, {m}")));
     notes.push(
         "verify code: the boot function and every function it reaches by direct calls; stack static: its call-graph \
-         bound (`unbounded`: see table_rows[].stack_static_kind); stack measured: painted, its boot KAT (the measurement's trampoline and closure frames included); header: fixed fields, key hint or digest, signature"
+         bound (`unbounded`: see table_rows[].stack_static_kind); stack static excl. panic: that bound with the \
+         panic/abort paths cut, informative, not a sound bound; stack measured: painted, its boot KAT (the measurement's trampoline and closure frames included); header: fixed fields, key hint or digest, signature"
             .into(),
     );
     Table {
@@ -374,6 +377,7 @@ mod tests {
             indirect_calls: Some(0),
             stack_static: Some(2048),
             stack_static_kind: "exact".into(),
+            stack_static_excl_panic: Some(1024),
             header: 112,
             signature: Some(64),
             public_key: Some(32),
@@ -398,9 +402,10 @@ mod tests {
         let csv = to_csv(&report(vec![])).unwrap();
         assert_eq!(
             csv,
-            "board,profile,algorithm,firmware_flash_bytes,verify_code_bytes,stack_static_bytes,stack_measured_bytes,\
-             header_bytes,signature_bytes,public_key_bytes,hash_cycles,verify_cycles,boot_cycles,boot_ms_stated_clock,kats\n\
-             mps2-an505,release,Ed25519,-,12345,2048,1700,112,64,32,1000000,2200000,3200000,10.000,3/4\n"
+            "board,profile,algorithm,firmware_flash_bytes,verify_code_bytes,stack_static_bytes,\
+             stack_static_excl_panic_bytes,stack_measured_bytes,header_bytes,signature_bytes,public_key_bytes,hash_cycles,\
+             verify_cycles,boot_cycles,boot_ms_stated_clock,kats\n\
+             mps2-an505,release,Ed25519,-,12345,2048,1024,1700,112,64,32,1000000,2200000,3200000,10.000,3/4\n"
         );
         let md = to_markdown(&report(vec![])).unwrap();
         assert!(md.contains("| boot ms @320 MHz (0 WS, stated clock) |"), "{md}");
