@@ -365,6 +365,13 @@ impl MemorySystem {
         }
     }
 
+    /// Run time: a data load outside every flash region (what [`MemorySystem::load`] does with
+    /// one: it costs nothing and the next flash load reads its line again). For a replay whose
+    /// trace records such loads without their addresses.
+    pub fn load_elsewhere(&mut self) {
+        self.data_line = u32::MAX;
+    }
+
     /// Run time: stall cycles of a data load of `size` bytes from `addr`: one flash read per
     /// line it touches, none for the line the previous load read (the flash returns a whole line
     /// per read, so LDRD, LDM and neighbouring loads from one line read it once; this also makes
