@@ -493,21 +493,27 @@ impl<'a> Evaluator<'a> {
         settings: &ModelSettings,
         trace: Option<&Path>,
     ) -> Result<BTreeMap<CellKey, crate::report::CellReport>, Error> {
-        let mut by_cell = BTreeMap::new();
         let models: Vec<CycleModel> =
             self.cells.values().map(|(_, board, _)| self.model(board, settings)).collect::<Result<_, _>>()?;
+        let mut work = Vec::new();
         for (k, ((key, (scenario, board, profile)), model)) in self.cells.iter_mut().zip(models).enumerate() {
             if let Some(m) = scenario.measures.get_mut(profile.as_str()) {
                 m.models.insert(board.name.to_string(), model);
                 m.wait_states.clear();
             }
-            let mut options = self.options.clone();
+            // One cell per run, `jobs` runs at once.
+            let mut options = RunOptions { jobs: 1, ..self.options.clone() };
             if let Some(dir) = trace {
                 // One directory per cell: every one-cell scenario's cell is number 0.
                 options.trace = Some(dir.join(k.to_string()));
             }
-            let report = run_scenario(scenario, &options);
-            self.runs += 1;
+            work.push((key.clone(), &*scenario, *board, options));
+        }
+        let reports =
+            in_parallel(self.options.jobs, &work, |(_, scenario, _, options)| run_scenario(scenario, options));
+        self.runs += work.len();
+        let mut by_cell = BTreeMap::new();
+        for ((key, scenario, board, _), report) in work.iter().zip(reports) {
             let cell = report.cells.into_iter().next().ok_or_else(|| Error::Run("a cell did not run".into()))?;
             if cell.verdict.outcome != Outcome::Pass {
                 return Err(Error::Run(format!(
@@ -583,27 +589,15 @@ impl<'a> Evaluator<'a> {
             let args = ModelArgs::for_cell(&scenario, cell.1, &cell.2);
             jobs.push((key, cell, &self.traced[key], args));
         }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<std::sync::Mutex<Option<Result<Results, String>>>> =
-            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        std::thread::scope(|scope| {
-            for _ in 0..self.options.jobs.clamp(1, jobs.len().max(1)) {
-                scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((_, _, traced, args)) = jobs.get(i) else { break };
-                        let r = std::fs::read(&traced.trace)
-                            .map_err(|e| format!("cannot read {}: {e}", traced.trace.display()))
-                            .and_then(|data| replay(&data, traced.handlers, args, &traced.results))
-                            .map_err(|e| format!("{}: {e}", traced.trace.display()));
-                        *results[i].lock().expect("no panics while holding") = Some(r);
-                    }
-                });
-            }
+        let results = in_parallel(self.options.jobs, &jobs, |(_, _, traced, args)| {
+            std::fs::read(&traced.trace)
+                .map_err(|e| format!("cannot read {}: {e}", traced.trace.display()))
+                .and_then(|data| replay(&data, traced.handlers, args, &traced.results))
+                .map_err(|e| format!("{}: {e}", traced.trace.display()))
         });
         let mut by_cell = BTreeMap::new();
         for ((key, cell, traced, _), r) in jobs.iter().zip(results) {
-            let r = r.into_inner().expect("not poisoned").expect("every cell replayed").map_err(Error::Run)?;
+            let r = r.map_err(Error::Run)?;
             by_cell.insert((*key).clone(), (*cell, *traced, r));
         }
         self.c
@@ -687,6 +681,25 @@ impl<'a> Evaluator<'a> {
         }
         Ok(best)
     }
+}
+
+/// `f` of every item, `jobs` at a time, in the items' order.
+fn in_parallel<T: Sync, R: Send>(jobs: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: Vec<std::sync::Mutex<Option<R>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    *out[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                }
+            });
+        }
+    });
+    out.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every item ran")).collect()
 }
 
 fn key_of(row: &Row) -> CellKey {

@@ -5,6 +5,7 @@
 //! firmware (the CRC-32 KATs: loops, flash table loads, SysTick) on the STM32F407 profile's
 //! memory system (flash wait states, prefetch, ART caches) and on the Cortex-M33 profile, for
 //! several parameter sets each; the sets give different cycles, so equality is not by accident.
+//! And tracing itself changes no figure: a traced run gives an untraced run's cycles.
 
 // Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
 #![cfg(feature = "full")]
@@ -16,6 +17,14 @@ use mcubench::replay::{ModelArgs, replay};
 use mcubench::{Board, RunOptions, Scenario, run_scenario};
 use mcubench_wire::Results;
 
+fn scenario_for(elf: &str, board: &str, timing: &str, model: &str) -> Scenario {
+    common::scenario(&format!(
+        "name: t\nfirmware: {{ elf: {} }}\nboards: [{board}]\ntiming: {timing}\nmodel: {model}\n\
+         regions: [mb_puts, mb_dec, mcubench_region_enter]\n",
+        common::c_firmware(elf).display()
+    ))
+}
+
 /// The one cell of `elf` on `board` with `timing` and `model`, run traced into `dir`.
 fn traced(
     elf: &str,
@@ -24,11 +33,7 @@ fn traced(
     model: &str,
     dir: &std::path::Path,
 ) -> (Scenario, Results, Vec<u8>, bool) {
-    let yaml = format!(
-        "name: t\nfirmware: {{ elf: {} }}\nboards: [{board}]\ntiming: {timing}\nmodel: {model}\nregions: [mb_puts, mb_dec, mcubench_region_enter]\n",
-        common::c_firmware(elf).display()
-    );
-    let scenario = common::scenario(&yaml);
+    let scenario = scenario_for(elf, board, timing, model);
     let options = RunOptions { jobs: 1, trace: Some(dir.to_path_buf()), ..RunOptions::default() };
     let cell = common::only_cell(run_scenario(&scenario, &options));
     assert_eq!(cell.verdict.outcome, Outcome::Pass, "{model}: {:?}", cell.verdict);
@@ -58,6 +63,13 @@ fn check(elf: &str, board: &str, timing: &str, sets: &[&str]) {
         assert!(!live.regions.is_empty() && !live.functions.is_empty(), "KAT regions and function regions ran");
         totals.push(live.cycles.unwrap().total.unwrap());
     }
+    // Tracing changes nothing: an untraced run gives the traced run's cycles.
+    let untraced = common::only_cell(common::run(&scenario_for(elf, board.name, timing, sets[1])));
+    let (_, traced_live, _, _) = traced(elf, board.name, timing, sets[1], &dir.path().join("again"));
+    assert_eq!(untraced.cycles_total, traced_live.cycles.unwrap().total.ok());
+    let regions: Vec<_> = untraced.regions.iter().map(|r| r.cycles.map(|c| c.total)).collect();
+    let functions: Vec<_> = traced_live.functions.values().map(|s| s.cycles.map(|c| c.0)).collect();
+    assert_eq!(regions, functions);
     let mut distinct = totals.clone();
     distinct.sort_unstable();
     distinct.dedup();
