@@ -25,8 +25,12 @@ use crate::config::board::Board;
 use crate::config::regions::RegionSpec;
 use crate::config::scenario::Scenario;
 use crate::config::timing::{CycleModel, FlashSettings, ModelSettings, ProfileName, TimingProfile};
+use crate::exec::scratch::ScratchDir;
 use crate::judge::verdict::Outcome;
+use crate::replay::{ModelArgs, Traced, replay};
+use crate::report::RegionReport;
 use crate::{Error, RunOptions, run_scenario};
+use mcubench_wire::Results;
 
 /// The parameters calibration may fit. Chosen because each has a physical meaning a board
 /// measurement pins down and a small integer range: the taken-branch refill P (the TRM's "1 to
@@ -335,8 +339,10 @@ pub struct Fitted {
     pub rows: Vec<FittedRow>,
     /// Paste-ready YAML: `timing:` and `model:`.
     pub profile_yaml: String,
-    /// Distinct parameter sets run.
+    /// Distinct parameter sets priced.
     pub evaluations: usize,
+    /// QEMU runs (one per cell when replaying traces; one per cell and parameter set live).
+    pub qemu_runs: usize,
 }
 
 fn percent(est: u64, measured: u64) -> f64 {
@@ -361,11 +367,12 @@ impl Fitted {
         let pairs = |v: &[u32]| names.iter().zip(v).map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ");
         let _ = writeln!(
             out,
-            "calibrated {} free parameter(s) ({}) on {} measured row(s), {} parameter sets run",
+            "calibrated {} free parameter(s) ({}) on {} measured row(s): {} parameter sets priced, {} QEMU runs",
             self.free.len(),
             names.join(", "),
             self.rows.len(),
-            self.evaluations
+            self.evaluations,
+            self.qemu_runs
         );
         let _ = writeln!(out, "base:   {}", pairs(&self.base_values));
         let _ = writeln!(out, "fitted: {}\n", pairs(&self.values));
@@ -408,17 +415,37 @@ impl Fitted {
     }
 }
 
-/// Runs rows under QEMU with candidate parameters, remembering every estimate.
+/// How the evaluator prices a parameter set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pricing {
+    /// Each cell runs under QEMU once, with its run trace; every parameter set is priced by
+    /// replaying the traces ([`crate::replay`]), which gives exactly what a live run would.
+    Replay,
+    /// Each cell runs under QEMU once per parameter set (slow; for checking and benchmarks).
+    Live,
+}
+
+/// A cell: its one-cell scenario, board and build profile.
+type CellRun = (Scenario, &'static Board, String);
+
+/// Prices rows with candidate parameters, remembering every estimate.
 struct Evaluator<'a> {
     c: &'a Calibration,
-    cells: BTreeMap<CellKey, (Scenario, &'static Board, String)>,
+    cells: BTreeMap<CellKey, CellRun>,
     memo: BTreeMap<Vec<u32>, Vec<u64>>,
     options: RunOptions,
+    pricing: Pricing,
+    /// The traced run of each cell ([`Pricing::Replay`], after the first evaluation).
+    traced: BTreeMap<CellKey, Traced>,
+    /// Where the traces are (removed with the evaluator).
+    scratch: Option<ScratchDir>,
+    /// QEMU runs so far.
+    runs: usize,
 }
 
 impl<'a> Evaluator<'a> {
-    fn new(c: &'a Calibration, options: RunOptions) -> Result<Evaluator<'a>, Error> {
-        let mut cells: BTreeMap<CellKey, (Scenario, &'static Board, String)> = BTreeMap::new();
+    fn new(c: &'a Calibration, options: RunOptions, pricing: Pricing) -> Result<Evaluator<'a>, Error> {
+        let mut cells: BTreeMap<CellKey, CellRun> = BTreeMap::new();
         for row in &c.rows {
             let key = (row.source.clone(), row.board.clone(), row.profile.clone());
             if !cells.contains_key(&key) {
@@ -434,7 +461,16 @@ impl<'a> Evaluator<'a> {
                 }
             }
         }
-        Ok(Evaluator { c, cells, memo: BTreeMap::new(), options })
+        Ok(Evaluator {
+            c,
+            cells,
+            memo: BTreeMap::new(),
+            options,
+            pricing,
+            traced: BTreeMap::new(),
+            scratch: None,
+            runs: 0,
+        })
     }
 
     fn settings(&self, values: &[u32]) -> ModelSettings {
@@ -445,21 +481,39 @@ impl<'a> Evaluator<'a> {
         s
     }
 
-    /// Every row's estimate with the free parameters at `values`.
-    fn estimates(&mut self, values: &[u32]) -> Result<Vec<u64>, Error> {
-        if let Some(e) = self.memo.get(values) {
-            return Ok(e.clone());
-        }
-        let settings = self.settings(values);
-        let mut by_cell = BTreeMap::new();
-        for (key, (scenario, board, profile)) in &mut self.cells {
-            let model = CycleModel::resolve(board, self.c.timing, &settings)
-                .map_err(|e| Error::Input(format!("{}: {e}", self.c.file.display())))?;
+    fn model(&self, board: &Board, settings: &ModelSettings) -> Result<CycleModel, Error> {
+        CycleModel::resolve(board, self.c.timing, settings)
+            .map_err(|e| Error::Input(format!("{}: {e}", self.c.file.display())))
+    }
+
+    /// Runs every cell under QEMU with `settings` (traced into `trace`, if given); the cells'
+    /// reports by key.
+    fn run_cells(
+        &mut self,
+        settings: &ModelSettings,
+        trace: Option<&Path>,
+    ) -> Result<BTreeMap<CellKey, crate::report::CellReport>, Error> {
+        let models: Vec<CycleModel> =
+            self.cells.values().map(|(_, board, _)| self.model(board, settings)).collect::<Result<_, _>>()?;
+        let mut work = Vec::new();
+        for (k, ((key, (scenario, board, profile)), model)) in self.cells.iter_mut().zip(models).enumerate() {
             if let Some(m) = scenario.measures.get_mut(profile.as_str()) {
                 m.models.insert(board.name.to_string(), model);
                 m.wait_states.clear();
             }
-            let report = run_scenario(scenario, &self.options);
+            // One cell per run, `jobs` runs at once.
+            let mut options = RunOptions { jobs: 1, ..self.options.clone() };
+            if let Some(dir) = trace {
+                // One directory per cell: every one-cell scenario's cell is number 0.
+                options.trace = Some(dir.join(k.to_string()));
+            }
+            work.push((key.clone(), &*scenario, *board, options));
+        }
+        let reports =
+            in_parallel(self.options.jobs, &work, |(_, scenario, _, options)| run_scenario(scenario, options));
+        self.runs += work.len();
+        let mut by_cell = BTreeMap::new();
+        for ((key, scenario, board, _), report) in work.iter().zip(reports) {
             let cell = report.cells.into_iter().next().ok_or_else(|| Error::Run("a cell did not run".into()))?;
             if cell.verdict.outcome != Outcome::Pass {
                 return Err(Error::Run(format!(
@@ -472,31 +526,88 @@ impl<'a> Evaluator<'a> {
             }
             by_cell.insert(key.clone(), cell);
         }
-        let mut out = Vec::new();
-        for row in &self.c.rows {
-            let cell = &by_cell[&(row.source.clone(), row.board.clone(), row.profile.clone())];
-            let est = match &row.measured {
-                Measured::Kat(id) => cell
-                    .kats
-                    .iter()
-                    .find(|k| &k.id == id)
-                    .map(|k| k.cycles)
-                    .ok_or_else(|| Error::Input(format!("{}: the run has no KAT `{id}`", row.at)))?,
-                Measured::Region(name) => {
-                    let r =
-                        cell.regions.iter().find(|r| &r.name == name).ok_or_else(|| {
-                            Error::Input(format!("{}: the run has no function region `{name}`", row.at))
-                        })?;
-                    if r.calls == 0 {
-                        return Err(Error::Input(format!("{}: `{name}` was never called in the run", row.at)));
-                    }
-                    r.cycles.map(|c| c.total / r.calls)
-                }
-            };
-            out.push(est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))?);
+        Ok(by_cell)
+    }
+
+    /// Every row's estimate with the free parameters at `values`.
+    fn estimates(&mut self, values: &[u32]) -> Result<Vec<u64>, Error> {
+        if let Some(e) = self.memo.get(values) {
+            return Ok(e.clone());
         }
+        let settings = self.settings(values);
+        let out = match self.pricing {
+            Pricing::Live => {
+                let by_cell = self.run_cells(&settings, None)?;
+                self.c.rows.iter().map(|row| live_estimate(row, &by_cell[&key_of(row)])).collect::<Result<_, _>>()?
+            }
+            Pricing::Replay if self.traced.is_empty() => {
+                // The first parameter set: every cell runs once, traced; its live estimates are
+                // the replay's check (a replay with the traced parameters must give them exactly).
+                let scratch = ScratchDir::new()
+                    .map_err(|e| Error::Run(format!("cannot create a scratch directory for run traces: {e}")))?;
+                let by_cell = self.run_cells(&settings, Some(scratch.path()))?;
+                self.scratch = Some(scratch);
+                for (key, cell) in &by_cell {
+                    let traced = cell.traced.clone().ok_or_else(|| {
+                        Error::Run(format!("{}: the run left no trace (the QEMU plugin is needed)", key.1))
+                    })?;
+                    self.traced.insert(key.clone(), traced);
+                }
+                let live: Vec<u64> = self
+                    .c
+                    .rows
+                    .iter()
+                    .map(|row| live_estimate(row, &by_cell[&key_of(row)]))
+                    .collect::<Result<_, _>>()?;
+                let replayed = self.replay(&settings)?;
+                if let Some(i) = (0..live.len()).find(|&i| live[i] != replayed[i]) {
+                    return Err(Error::Run(format!(
+                        "{}: the replay of the run trace gives {} cycles, the live run {}; this is a bug in \
+                         mcubench (calibrate with --live meanwhile)",
+                        self.c.rows[i].at, replayed[i], live[i]
+                    )));
+                }
+                live
+            }
+            Pricing::Replay => self.replay(&settings)?,
+        };
         self.memo.insert(values.to_vec(), out.clone());
         Ok(out)
+    }
+
+    /// Every row's estimate with `settings`, from the traced runs (cells replayed in parallel,
+    /// `options.jobs` at a time).
+    fn replay(&self, settings: &ModelSettings) -> Result<Vec<u64>, Error> {
+        let mut jobs: Vec<(&CellKey, &CellRun, &Traced, ModelArgs)> = Vec::new();
+        for (key, cell) in &self.cells {
+            // The cell's scenario with this model, as run_cells would run it.
+            let mut scenario = cell.0.clone();
+            if let Some(m) = scenario.measures.get_mut(cell.2.as_str()) {
+                m.models.insert(cell.1.name.to_string(), self.model(cell.1, settings)?);
+                m.wait_states.clear();
+            }
+            let args = ModelArgs::for_cell(&scenario, cell.1, &cell.2);
+            jobs.push((key, cell, &self.traced[key], args));
+        }
+        let results = in_parallel(self.options.jobs, &jobs, |(_, _, traced, args)| {
+            std::fs::read(&traced.trace)
+                .map_err(|e| format!("cannot read {}: {e}", traced.trace.display()))
+                .and_then(|data| replay(&data, traced.handlers, args, &traced.results))
+                .map_err(|e| format!("{}: {e}", traced.trace.display()))
+        });
+        let mut by_cell = BTreeMap::new();
+        for ((key, cell, traced, _), r) in jobs.iter().zip(results) {
+            let r = r.map_err(Error::Run)?;
+            by_cell.insert((*key).clone(), (*cell, *traced, r));
+        }
+        self.c
+            .rows
+            .iter()
+            .map(|row| {
+                let (cell, traced, r) = &by_cell[&key_of(row)];
+                replayed_estimate(row, cell, traced, r)
+            })
+            .collect()
     }
 
     /// Sum of squared relative errors over `rows`.
@@ -572,6 +683,85 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// `f` of every item, `jobs` at a time, in the items' order.
+fn in_parallel<T: Sync, R: Send>(jobs: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: Vec<std::sync::Mutex<Option<R>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    *out[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                }
+            });
+        }
+    });
+    out.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every item ran")).collect()
+}
+
+fn key_of(row: &Row) -> CellKey {
+    (row.source.clone(), row.board.clone(), row.profile.clone())
+}
+
+/// A row's estimate from a live run's report.
+fn live_estimate(row: &Row, cell: &crate::report::CellReport) -> Result<u64, Error> {
+    let est = match &row.measured {
+        Measured::Kat(id) => cell
+            .kats
+            .iter()
+            .find(|k| &k.id == id)
+            .map(|k| k.cycles)
+            .ok_or_else(|| Error::Input(format!("{}: the run has no KAT `{id}`", row.at)))?,
+        Measured::Region(name) => {
+            let r = cell
+                .regions
+                .iter()
+                .find(|r| &r.name == name)
+                .ok_or_else(|| Error::Input(format!("{}: the run has no function region `{name}`", row.at)))?;
+            if r.calls == 0 {
+                return Err(Error::Input(format!("{}: `{name}` was never called in the run", row.at)));
+            }
+            r.cycles.map(|c| c.total / r.calls)
+        }
+    };
+    est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
+}
+
+/// A row's estimate from a replayed run's plugin results, read as the report reads them
+/// (`single_activation_cycles` for a KAT, [`RegionReport`] for a function region).
+fn replayed_estimate(row: &Row, cell: &CellRun, traced: &Traced, r: &Results) -> Result<u64, Error> {
+    let est = match &row.measured {
+        Measured::Kat(id) => {
+            let region = traced
+                .kat_regions
+                .iter()
+                .find(|(k, _)| k == id)
+                .map(|(_, region)| *region)
+                .ok_or_else(|| Error::Input(format!("{}: the run has no KAT `{id}` with a region", row.at)))?;
+            r.single_activation_cycles(region).map_err(|e| Error::Run(format!("{}: {e}", row.at)))?
+        }
+        Measured::Region(name) => {
+            let (id, spec) = cell
+                .0
+                .regions
+                .iter()
+                .enumerate()
+                .find(|(_, s)| &s.name == name)
+                .ok_or_else(|| Error::Input(format!("{}: the run has no function region `{name}`", row.at)))?;
+            let stats = r.functions.get(&(id as u32)).cloned().unwrap_or_default();
+            let report = RegionReport::new(spec, &stats, &|_| None);
+            if report.calls == 0 {
+                return Err(Error::Input(format!("{}: `{name}` was never called in the run", row.at)));
+            }
+            report.cycles.map(|c| c.total / report.calls)
+        }
+    };
+    est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
+}
+
 /// Grids of at most this many points are searched exhaustively.
 const EXHAUSTIVE: u64 = 256;
 
@@ -615,9 +805,10 @@ fn cell_scenario(c: &Calibration, row: &Row) -> Result<(Scenario, &'static Board
     Ok((scenario, board, profile))
 }
 
-/// Fits `c`'s free parameters; runs QEMU as `options` say.
-pub fn calibrate(c: &Calibration, options: RunOptions) -> Result<Fitted, Error> {
-    let mut ev = Evaluator::new(c, options)?;
+/// Fits `c`'s free parameters; runs QEMU as `options` say, and prices parameter sets as
+/// `pricing` says.
+pub fn calibrate(c: &Calibration, options: RunOptions, pricing: Pricing) -> Result<Fitted, Error> {
+    let mut ev = Evaluator::new(c, options, pricing)?;
     // The base values: the model every cell resolves to before fitting.
     let (_, board, _) = ev.cells.values().next().ok_or_else(|| Error::Input("no rows".into()))?;
     let base_model = CycleModel::resolve(board, c.timing, &c.model)
@@ -658,7 +849,15 @@ pub fn calibrate(c: &Calibration, options: RunOptions) -> Result<Fitted, Error> 
     profile_yaml.push_str("model:\n");
     profile_yaml.push_str(&fitted_model.to_yaml(2));
     let rows = c.rows.iter().enumerate().map(|(i, r)| (r.clone(), base_est[i], fit_est[i], loo[i])).collect();
-    Ok(Fitted { free: c.free.clone(), base_values: base, values, rows, profile_yaml, evaluations: ev.memo.len() })
+    Ok(Fitted {
+        free: c.free.clone(),
+        base_values: base,
+        values,
+        rows,
+        profile_yaml,
+        evaluations: ev.memo.len(),
+        qemu_runs: ev.runs,
+    })
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub mod gate;
 pub mod judge;
 pub mod pipeline;
 pub mod profile;
+pub mod replay;
 pub mod report;
 pub mod shard;
 

@@ -48,6 +48,9 @@ pub struct RunOptions {
     /// The QEMU executable (default: `MCUBENCH_QEMU`, else `qemu-system-arm` on PATH); its version
     /// picks the plugin build and goes into each cell's report.
     pub qemu: PathBuf,
+    /// Also write each cell's run trace into this directory (`cell-<index>.trace`), for pricing
+    /// the runs again with other model parameters ([`crate::replay`]; `mcubench calibrate`).
+    pub trace: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -59,6 +62,7 @@ impl Default for RunOptions {
             progress_bar: false,
             contain: true,
             qemu: exec::version::program().to_path_buf(),
+            trace: None,
         }
     }
 }
@@ -138,7 +142,7 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
                     let Some(&(index, board, profile)) = matrix.get(i) else { break };
                     let cell = Cell { index, board, profile, elf: elf_for(board, profile) };
                     say(format!("running {} / {}", cell.board.name, cell.profile.name));
-                    let report = run_cell(&cell, scenario, options.contain, &qemu);
+                    let report = run_cell(&cell, scenario, options, &qemu);
                     *results[i].lock().expect("no panics while holding") = Some(report);
                     if let Some(bar) = &bar {
                         bar.inc(1);
@@ -161,9 +165,9 @@ pub fn run_scenario(scenario: &Scenario, options: &RunOptions) -> RunReport {
 }
 
 /// Runs one cell through every stage; whatever stage stops it, the cell is gated and reported.
-fn run_cell(cell: &Cell<'_>, scenario: &Scenario, contained: bool, qemu: &Result<QemuInfo, String>) -> CellReport {
+fn run_cell(cell: &Cell<'_>, scenario: &Scenario, options: &RunOptions, qemu: &Result<QemuInfo, String>) -> CellReport {
     let mut report = CellReport::unrun(cell.index, cell.board, &cell.profile.name);
-    report.verdict = match measure_cell(&mut report, cell, scenario, contained, qemu) {
+    report.verdict = match measure_cell(&mut report, cell, scenario, options, qemu) {
         Ok(verdict) | Err(verdict) => verdict,
     };
     gate_cell(&mut report, cell, scenario);
@@ -225,9 +229,10 @@ fn measure_cell(
     report: &mut CellReport,
     cell: &Cell<'_>,
     scenario: &Scenario,
-    contained: bool,
+    options: &RunOptions,
     qemu: &Result<QemuInfo, String>,
 ) -> Result<Verdict, Verdict> {
+    let contained = options.contain;
     let board = cell.board;
     let measure = scenario.measure(&cell.profile.name);
     let elf = cell.elf.as_ref().map_err(Clone::clone)?;
@@ -320,18 +325,25 @@ fn measure_cell(
     let model = measure.model_for(board);
     report.cycle_params = model.effective().into_iter().collect();
     report.clock_hz = model.clock_hz;
+    if let Some(dir) = &options.trace {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| setup_error(format!("cannot create {} for the run trace: {e}", dir.display())))?;
+    }
+    // What the cycle model is given: the same for a live run and a trace replay.
+    let priced = crate::replay::ModelArgs::for_cell(scenario, board, &cell.profile.name);
     let args = PluginArgs {
         out: results_file.clone(),
         markers,
-        core: Some(model.core),
+        core: Some(priced.core),
         functions,
         profile: false,
-        wait_states: measure.wait_states.clone(),
+        wait_states: priced.wait_states,
         stack_probe: probe.clone(),
         handlers: plugin::exception_handlers(&image),
-        params: model.param_args(),
-        memory: model.memory.clone(),
+        params: priced.params,
+        memory: priced.memory,
         region_args,
+        trace: options.trace.as_ref().map(|dir| dir.join(format!("cell-{}.trace", cell.index))),
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 
@@ -402,6 +414,17 @@ fn measure_cell(
         }
         None => None,
     };
+    if let (Some(trace), Some(r)) = (&args.trace, &results) {
+        report.traced = Some(crate::replay::Traced {
+            trace: trace.clone(),
+            handlers: !args.handlers.is_empty(),
+            results: r.clone(),
+            kat_regions: transcript
+                .as_ref()
+                .map(|t| t.kats().filter_map(|k| Some((k.id.clone(), k.region?))).collect())
+                .unwrap_or_default(),
+        });
+    }
     if let Ok(t) = &transcript {
         let problems = kat_reports(report, board, t, results.as_ref(), markers.is_some());
         if verdict.outcome == Outcome::Pass && !problems.is_empty() {

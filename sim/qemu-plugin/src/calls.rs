@@ -69,6 +69,8 @@ struct Open {
 pub struct Calls {
     open: Vec<Open>,
     stats: BTreeMap<u32, RegionStats>,
+    /// When tracing: every completed activation as (region, first snapshot, last snapshot).
+    pub log: Option<Vec<(u32, u64, u64)>>,
 }
 
 impl Calls {
@@ -89,6 +91,9 @@ impl Calls {
             self.fold_low(o.low);
             let stats = self.stats.entry(o.id).or_default();
             let (insns, cycles) = complete(stats, o.at, at, o.low, o.sp);
+            if let Some(log) = &mut self.log {
+                log.push((o.id, o.at.snap, at.snap));
+            }
             stats.sites.entry(o.ret).or_default().add(insns, cycles);
             if stats.calls.len() < CALLS_KEPT {
                 stats.calls.push(Call { insns, cycles: Some(cycles), ret: o.ret, bytes: o.bytes });
@@ -138,7 +143,7 @@ mod tests {
             p.enter(&TbShape { start, fall, end, func, func_entry });
             let begin = if p.began() && func_entry { f.region(func) } else { None };
             if c.wants(p.depth(), begin) {
-                c.step(p.depth(), begin, p.top_return(), At { insns, cycles: 2 * insns }, None);
+                c.step(p.depth(), begin, p.top_return(), At { insns, cycles: 2 * insns, snap: 0 }, None);
             }
             insns += n;
         }

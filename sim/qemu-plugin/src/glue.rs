@@ -3,12 +3,12 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_uint, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
-use mcubench_timing::memory::{FetchPlan, MemorySystem};
-use mcubench_timing::{Context, Model, Params};
+use mcubench_timing::run::{ExceptionEvent, Pricer, TbPrice};
+use mcubench_wire::trace::{Event, TraceWriter};
 use mcubench_wire::{Cycles, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
@@ -45,17 +45,10 @@ fn on_vcpu_0(vcpu: c_uint) -> bool {
     false
 }
 
-/// Estimated cycles: each TB's `fall_through` (and continuation correction) by its exec
-/// callback, taken-branch refills by the exec callback of the next TB.
+/// Estimated cycles: what the run-time pricer ([`Pricer`]) prices per TB, added by the TB's exec
+/// callback (the previous TB's taken-branch refill included), plus data-load stalls.
 static CYCLES: Counter = Counter::new();
 
-/// The pending refill of the last TB if it ended in a conditional branch: its fall-through
-/// address and the extra cycles (0: nothing pending).
-static PENDING_FALL: AtomicU32 = AtomicU32::new(0);
-static PENDING_EXTRA: AtomicU64 = AtomicU64::new(0);
-/// Where the last TB runs on to when it does not branch (its `fall` if it can run on,
-/// `u32::MAX` if it always branches): a TB starting anywhere else was entered by a branch.
-static SEQUENTIAL: AtomicU32 = AtomicU32::new(u32::MAX);
 /// The profile node the pending refill belongs to.
 static PENDING_NODE: AtomicU32 = AtomicU32::new(0);
 
@@ -90,20 +83,8 @@ fn sp_track() -> Option<&'static mut SpTrack> {
     SP.get().map(|cell| unsafe { &mut *cell.0.get() })
 }
 
-/// What the TB about to run means for exceptions, for the SP tracker.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum SpEvent {
-    None,
-    /// An exception was taken before it.
-    Entry,
-    /// An exception returned before it.
-    Exit,
-    /// An exception returned into another one (tail-chaining: no unstacking).
-    TailChain,
-}
-
 /// Moves the SP tracker to the start of `tb`.
-fn sp_begin(tb: &TbInfo, event: SpEvent) {
+fn sp_begin(tb: &TbInfo, event: ExceptionEvent) {
     let Some(t) = sp_track() else { return };
     // With -icount, a TB that reaches a device access before its last instruction is abandoned
     // there (after its exec callback ran) and run again as a shorter TB from the same start
@@ -111,17 +92,17 @@ fn sp_begin(tb: &TbInfo, event: SpEvent) {
     // branches to its own start runs the same TB again, not a shorter one.
     // SAFETY: TbInfo values are leaked at translation and never freed.
     let prev = unsafe { t.tb.as_ref() };
-    let abandoned = prev.is_some_and(|p| p.start == tb.start && !std::ptr::eq(p, tb) && tb.insns < p.insns);
+    let abandoned = prev.is_some_and(|p| p.price.start == tb.price.start && !std::ptr::eq(p, tb) && tb.insns < p.insns);
     t.tb = tb;
     let mut sp = if abandoned { t.start } else { t.start.zip(t.total).map(|(s, d)| s.wrapping_add_signed(d)) };
     match event {
-        SpEvent::None => {}
-        SpEvent::Entry => {
+        ExceptionEvent::None => {}
+        ExceptionEvent::Entry => {
             t.saved.push(sp);
             sp = None;
         }
-        SpEvent::TailChain => sp = None,
-        SpEvent::Exit => sp = t.saved.pop().flatten(),
+        ExceptionEvent::TailChain => sp = None,
+        ExceptionEvent::Exit => sp = t.saved.pop().flatten(),
     }
     t.start = sp;
     t.total = tb.sp_total;
@@ -134,20 +115,68 @@ fn sp_at(before: Option<i32>) -> Option<u32> {
 }
 
 struct Timing {
-    model: Model,
     decoder: Decoder,
 }
 
-/// The memory system's run-time state (line buffer, prefetch, caches), with `flash=` arguments.
-struct MemoryCell(UnsafeCell<MemorySystem>);
-// SAFETY: as ShadowCell: touched only by vCPU 0's callbacks, never concurrently.
-unsafe impl Sync for MemoryCell {}
-static MEMORY: OnceLock<MemoryCell> = OnceLock::new();
+/// The cycle model's run-time state (`mcubench_timing::run`: refills, exceptions,
+/// continuations, the memory system's buffers and caches), with `core=`.
+struct PricerCell(UnsafeCell<Pricer>);
+// SAFETY: as ShadowCell: touched only by vCPU 0's callbacks (and at translation, which under
+// -icount never runs concurrently with them), never concurrently.
+unsafe impl Sync for PricerCell {}
+static PRICER: OnceLock<PricerCell> = OnceLock::new();
 
-/// The memory system, if the arguments describe one.
-fn memory() -> Option<&'static mut MemorySystem> {
-    // SAFETY: see MemoryCell; callers never hold two of these references at once.
-    MEMORY.get().map(|cell| unsafe { &mut *cell.0.get() })
+/// The run-time pricer, when cycles are on.
+fn pricer() -> Option<&'static mut Pricer> {
+    // SAFETY: see PricerCell; callers never hold two of these references at once.
+    PRICER.get().map(|cell| unsafe { &mut *cell.0.get() })
+}
+
+/// The run trace (`trace=`): what the pricer priced, for the host to price again with other
+/// parameters (`mcubench_wire::trace`).
+struct Trace {
+    writer: TraceWriter<std::fs::File>,
+    /// Translated TBs so far (the next one's number).
+    blocks: u32,
+    /// Snapshots so far (the next one's number).
+    snapshots: u64,
+}
+
+struct TraceCell(UnsafeCell<Trace>);
+// SAFETY: as ShadowCell: vCPU 0's callbacks and translation, never concurrently; the exit
+// callback after the vCPUs stopped.
+unsafe impl Sync for TraceCell {}
+static TRACE: OnceLock<TraceCell> = OnceLock::new();
+
+fn trace() -> Option<&'static mut Trace> {
+    // SAFETY: see TraceCell; callers never hold two of these references at once.
+    TRACE.get().map(|cell| unsafe { &mut *cell.0.get() })
+}
+
+/// The number of the next snapshot, recorded in the trace when tracing (0 otherwise).
+fn snapshot_number() -> u64 {
+    trace().map_or(0, |t| {
+        t.snapshots += 1;
+        t.snapshots - 1
+    })
+}
+
+/// A data load at `addr` of `size` bytes: its stall when loads cost anything, and its trace
+/// record when tracing.
+fn data_load(addr: u32, size: u32) {
+    let Some(p) = pricer() else { return };
+    // Loads outside the flash change nothing ([`MemorySystem::load`]): no record.
+    if let Some(t) = trace()
+        && p.memory().is_some_and(|m| m.flash_at(addr).is_some())
+    {
+        t.writer.event(&Event::Load { addr, size });
+    }
+    if p.data_side() {
+        let stall = p.load(addr, size);
+        if stall != 0 {
+            CYCLES.add(stall);
+        }
+    }
 }
 
 struct State {
@@ -201,76 +230,10 @@ fn fold_probe(regions: Option<&mut Regions>, calls: Option<&mut Calls>) {
     }
 }
 
-/// Exception tracking (only with `handler=` arguments; see the crate docs, "Exceptions").
-struct Exceptions {
-    /// One entry per active exception: its call depth (calls minus returns since entry).
-    depths: Vec<u32>,
-    /// The previous TB's direct branch or call target (`u32::MAX`: none).
-    prev_target: u32,
-    /// An exception return ran; its cost is settled by the next TB (exit or tail-chain).
-    exit_pending: bool,
-    /// Exit cost ([`Model::exception_exit`]).
-    exit: u64,
-}
-
-struct ExceptionsCell(UnsafeCell<Exceptions>);
-// SAFETY: as ShadowCell: vCPU 0 only, callbacks never concurrent.
-unsafe impl Sync for ExceptionsCell {}
-static EXCEPTIONS: OnceLock<ExceptionsCell> = OnceLock::new();
-
-/// What a TB's end means for the exception call depth.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Other,
-    Call,
-    Return,
-}
-
-/// Settles exception costs at the start of `tb` and follows its end; returns the cycles to add
-/// and what happened before `tb` (for the SP tracker). Must run before `PENDING_FALL` is
-/// overwritten (it reads the previous TB's fall-through).
-fn exceptions_step(tb: &TbInfo) -> (u64, SpEvent) {
-    let Some(cell) = EXCEPTIONS.get() else { return (0, SpEvent::None) };
-    // SAFETY: see ExceptionsCell; this is the only reference while the callback runs.
-    let e = unsafe { &mut *cell.0.get() };
-    let entered = tb.entry != 0 && tb.start != e.prev_target && tb.start != PENDING_FALL.load(Ordering::Relaxed);
-    let mut add = 0;
-    let mut event = SpEvent::None;
-    if e.exit_pending {
-        e.exit_pending = false;
-        (add, event) = if entered { (tb.tail_chain, SpEvent::TailChain) } else { (e.exit, SpEvent::Exit) };
-    } else if entered {
-        (add, event) = (tb.entry, SpEvent::Entry);
-    }
-    if entered {
-        e.depths.push(0);
-    }
-    if let Some(depth) = e.depths.last_mut() {
-        match tb.kind {
-            Kind::Call => *depth += 1,
-            Kind::Return if *depth == 0 => {
-                e.depths.pop();
-                e.exit_pending = true;
-            }
-            Kind::Return => *depth -= 1,
-            Kind::Other => {}
-        }
-    }
-    e.prev_target = tb.target;
-    (add, event)
-}
-
 /// Per-TB data for the exec callback, leaked at translation (bounded by the translations).
 struct TbInfo {
-    start: u32,
-    /// Fall-through address when the TB ends in a conditional branch, else unused.
-    fall: u32,
-    /// Refill if the final conditional branch is taken (0: no conditional branch).
-    taken_extra: u64,
-    /// Extra refill cycles when entered by a branch ([`mcubench_timing::BlockCost::branch_entry`]).
-    branch_entry: u64,
-    /// The TB can run on into the one at `fall` (see [`SEQUENTIAL`]).
-    runs_on: bool,
+    /// The cycle model's price (`mcubench_timing::run`).
+    price: TbPrice,
     /// For the shadow stack.
     shape: Option<TbShape>,
     /// The function region a call beginning at this TB opens.
@@ -278,107 +241,11 @@ struct TbInfo {
     /// The argument register holding the bytes such a call processes (`region_arg=`); its exec
     /// callback is then registered to read registers.
     arg: Option<u8>,
-    cost: u64,
     insns: u64,
-    /// Why this TB has no price (it adds no cycles; running it makes cycles unavailable).
-    error: Option<String>,
-    /// Exception entry cost when the TB starts at a handler address (0: not a handler).
-    entry: u64,
-    /// Tail-chain cost when it does (replaces exit + entry).
-    tail_chain: u64,
-    /// Target of a final direct branch or call (`u32::MAX`: none).
-    target: u32,
-    kind: Kind,
-    /// The TB ends without a branch (QEMU cut it: a page, a size limit, an I/O access): the TB
-    /// at `fall` continues it.
-    falls_through: bool,
-    /// For pricing this TB as the continuation of straight-line code (see [`continuation`]);
-    /// boxed: the exec callback touches it only at a cut.
-    straight: Option<Box<Straight>>,
     /// What the TB does to SP (stack probe; `None`: unknown or not probing).
     sp_total: Option<i32>,
-    /// The flash lines this TB fetches from (`None`: none, or no memory system).
-    fetch: Option<Box<FetchPlan>>,
-}
-
-/// What a priced TB needs for continuation pricing.
-struct Straight {
-    insns: Vec<mcubench_thumb::Insn>,
-    /// The pricing context after the last instruction when the TB starts afresh.
-    exit: Option<Context>,
-    /// Continuation prices seen so far, one per entry context. Touched only by this TB's exec
-    /// callback (one vCPU).
-    seen: UnsafeCell<Vec<Continued>>,
-}
-
-/// The price of a TB as the continuation of straight-line code.
-struct Continued {
-    /// The entry context's key ([`Context::key`]).
-    entry: mcubench_timing::ContextKey,
-    /// Fall-through cycles as a continuation.
-    cycles: u64,
-    /// The context after the TB.
-    exit: Option<Context>,
-}
-
-/// The context the next TB continues from: the last TB that ran, when it fell through, and which
-/// of its exit contexts applies (`None`: its fresh one; `Some(i)`: its `seen[i]`).
-struct Flow {
-    tb: *const TbInfo,
-    which: Option<usize>,
-}
-
-struct FlowCell(UnsafeCell<Option<Flow>>);
-// SAFETY: as ShadowCell: one vCPU, callbacks never concurrent.
-unsafe impl Sync for FlowCell {}
-static FLOW: FlowCell = FlowCell(UnsafeCell::new(None));
-
-/// Continuation pricing: straight-line code that QEMU cut into several TBs is priced as one
-/// block, so that where QEMU cuts (QEMU 10 cuts long blocks that 7.2 keeps whole) does not
-/// change the estimate. Returns the cycles to add to `tb`'s fall-through price (negative when the
-/// pairing across the cut saves cycles) and records where the next TB continues from.
-fn continuation(model: &Model, tb: &TbInfo) -> i64 {
-    // SAFETY: see FlowCell; the only reference while the callback runs.
-    let flow = unsafe { &mut *FLOW.0.get() };
-    if flow.is_none() && !tb.falls_through {
-        // Most TBs: neither continuing a cut nor cut themselves.
-        return 0;
-    }
-    let previous = flow.take();
-    let Some(straight) = &tb.straight else { return 0 };
-    let mut which = None;
-    let mut correction = 0;
-    if let Some(Flow { tb: prev, which: prev_which }) = previous {
-        // SAFETY: TbInfo values are leaked at translation and never freed.
-        let prev = unsafe { &*prev };
-        if let Some(ps) = prev.straight.as_ref().filter(|_| prev.falls_through && prev.fall == tb.start) {
-            // SAFETY: `seen` of another TB than this one; nothing else holds a reference to it.
-            let prev_seen = unsafe { &*ps.seen.get() };
-            let entry = match prev_which {
-                None => ps.exit.as_ref(),
-                Some(i) => prev_seen.get(i).and_then(|c| c.exit.as_ref()),
-            };
-            if let Some(entry) = entry {
-                // SAFETY: only this TB's callback touches its `seen`, and it is not re-entered.
-                let seen = unsafe { &mut *straight.seen.get() };
-                let key = entry.key();
-                let i = match seen.iter().position(|c| c.entry == key) {
-                    Some(i) => i,
-                    None => {
-                        let (cycles, exit) = cost::continued(model, entry, &straight.insns);
-                        seen.push(Continued { entry: key, cycles, exit });
-                        seen.len() - 1
-                    }
-                };
-                correction = seen[i].cycles as i64 - tb.cost as i64;
-                which = Some(i);
-            }
-        }
-    }
-    if tb.falls_through {
-        *flow = Some(Flow { tb, which });
-    }
-    correction
+    /// Its number in the run trace (translation order), when tracing.
+    trace_id: u32,
 }
 
 struct McubenchPlugin;
@@ -428,51 +295,44 @@ impl Register for McubenchPlugin {
             ));
         }
         let timing = config.core.map(|core| {
-            let mut params = Params { wait_states: config.wait_states.clone(), ..Params::for_core(core) };
-            for (name, value) in &config.params {
-                let n = value.parse::<u32>().unwrap_or_else(|_| {
-                    refuse(&format!("argument `param`: `{name}:{value}`: the value is not a whole number"))
-                });
-                params.set(name, n).unwrap_or_else(|e| refuse(&format!("argument `param`: {e}")));
-            }
+            let model = mcubench_timing::run::model_for(core, &config.wait_states, &config.params)
+                .unwrap_or_else(|e| refuse(&e));
+            let pricer = Pricer::new(model, &config.memory, !config.handlers.is_empty());
+            let _ = PRICER.set(PricerCell(UnsafeCell::new(pricer)));
             Timing {
-                model: Model::with_params(core, params),
                 decoder: Decoder::for_core(core).unwrap_or_else(|e| refuse(&format!("no decoder for {core}: {e}"))),
             }
         });
-        if timing.is_some() && !config.memory.is_empty() {
-            let _ = MEMORY.set(MemoryCell(UnsafeCell::new(MemorySystem::new(config.memory.clone()))));
+        if let Some(path) = &config.trace {
+            // Created now: once the guest runs, a contained QEMU may open no file.
+            let file = std::fs::File::create(path)
+                .unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", path.display())));
+            let trace = Trace { writer: TraceWriter::new(file), blocks: 0, snapshots: 0 };
+            let _ = TRACE.set(TraceCell(UnsafeCell::new(trace)));
         }
         let functions = config.functions.as_ref().map(|path| {
             let text = std::fs::read_to_string(path)
                 .unwrap_or_else(|e| refuse(&format!("cannot read {}: {e}", path.display())));
             Functions::parse(&text).unwrap_or_else(|e| refuse(&e))
         });
-        if let Some(t) = &timing
-            && !config.handlers.is_empty()
-        {
-            let exc = Exceptions {
-                depths: Vec::new(),
-                prev_target: u32::MAX,
-                exit_pending: false,
-                exit: t.model.exception_exit(),
-            };
-            let _ = EXCEPTIONS.set(ExceptionsCell(UnsafeCell::new(exc)));
-        }
         if let (Some(probe), Some(_)) = (&config.stack_probe, &timing) {
             // At reset SP is the initial SP, the top of the probe's range.
             let track = SpTrack { start: Some(probe.hi), total: Some(0), saved: Vec::new(), tb: std::ptr::null() };
             let _ = SP.set(SpCell(UnsafeCell::new(track)));
         }
         if functions.is_some() {
-            let shadow = Shadow { profile: Profile::default(), calls: Calls::default() };
+            let mut calls = Calls::default();
+            calls.log = config.trace.as_ref().map(|_| Vec::new());
+            let shadow = Shadow { profile: Profile::default(), calls };
             let _ = SHADOW.set(ShadowCell(UnsafeCell::new(shadow)));
         }
         let out = std::fs::File::create(&config.out)
             .unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", config.out.display())));
+        let mut regions = Regions::default();
+        regions.log = config.trace.as_ref().map(|_| Vec::new());
         let state = State {
             config,
-            regions: Mutex::new(Regions::default()),
+            regions: Mutex::new(regions),
             timing,
             functions,
             unavailable: Mutex::new(None),
@@ -517,42 +377,27 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     }
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
-    let (exception, event) = exceptions_step(tb);
+    let Some(pricer) = pricer() else { return };
+    // Exceptions, continuation, branch entry, fetch stalls, the previous TB's taken refill
+    // (mcubench_timing::run, the code the host's trace replay runs too).
+    let step = pricer.enter(&tb.price);
+    let (exception, taken) = (step.exception, step.taken);
     if exception != 0 {
         CYCLES.add(exception);
     }
-    sp_begin(tb, event);
-    // This TB's own correction: added after the snapshots "before the TB" below.
-    let continued = match STATE.get().and_then(|s| s.timing.as_ref()) {
-        Some(t) => continuation(&t.model, tb),
-        None => 0,
-    };
-    // Entered by a branch (not by running on from the last TB, and not by an exception entry or
-    // return, whose costs include the refill): the refill's cost of this TB's first instruction.
-    // A plain load and store, not `swap`: a locked exchange on every TB costs measurable throughput.
-    let sequential = SEQUENTIAL.load(Ordering::Relaxed);
-    SEQUENTIAL.store(if tb.runs_on { tb.fall } else { u32::MAX }, Ordering::Relaxed);
-    let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
-    // Flash stalls of this TB's fetches, from the state the TBs before it left.
-    let stall = match (&tb.fetch, memory()) {
-        (Some(plan), Some(m)) => m.fetch(plan, continued),
-        _ => 0,
-    };
-    let extra = PENDING_EXTRA.load(Ordering::Relaxed);
-    let taken = extra != 0 && PENDING_FALL.load(Ordering::Relaxed) != tb.start;
-    if taken {
-        CYCLES.add(extra);
+    sp_begin(tb, step.event);
+    if taken != 0 {
+        CYCLES.add(taken);
     }
-    PENDING_EXTRA.store(tb.taken_extra, Ordering::Relaxed);
-    PENDING_FALL.store(tb.fall, Ordering::Relaxed);
+    let mut snapshot = false;
     if let Some(shadow) = shadow() {
         let profile = &mut shadow.profile;
-        if taken {
-            profile.add(PENDING_NODE.load(Ordering::Relaxed), extra, 0);
+        if taken != 0 {
+            profile.add(PENDING_NODE.load(Ordering::Relaxed), taken, 0);
         }
         if let Some(shape) = &tb.shape {
             let node = profile.enter(shape);
-            profile.add(node, tb.cost.wrapping_add(continued as u64) + exception + branch_entry + stall, tb.insns);
+            profile.add(node, step.own.wrapping_add(exception), tb.insns);
             PENDING_NODE.store(node, Ordering::Relaxed);
             let depth = profile.depth();
             let begin = if profile.began() && shape.func_entry { tb.region } else { None };
@@ -561,7 +406,8 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
                 // everything before this TB, the previous TB's taken refill included: the
                 // snapshot "before the TB". (kernels_e2e pins it: a call of a lone `bx lr`
                 // counts exactly 1 instruction.)
-                let at = At { insns: INSNS.get(), cycles: CYCLES.get() };
+                let at = At { insns: INSNS.get(), cycles: CYCLES.get(), snap: snapshot_number() };
+                snapshot = true;
                 if let Some(state) = STATE.get()
                     && state.config.stack_probe.is_some()
                 {
@@ -584,8 +430,11 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     // every TB, so it adds them instead of inline operations (cheaper on QEMU 10, see `api`);
     // after the snapshots above, as inline adds registered after the callback would be.
     INSNS.add(tb.insns);
-    CYCLES.add(tb.cost.wrapping_add(continued as u64) + branch_entry + stall);
-    if let Some(e) = &tb.error
+    CYCLES.add(step.own);
+    if let Some(t) = trace() {
+        t.writer.event(&Event::Exec { id: tb.trace_id, snapshot });
+    }
+    if let Some(e) = &tb.price.error
         && let Some(state) = STATE.get()
     {
         let mut u = state.unavailable.lock().unwrap_or_else(|p| p.into_inner());
@@ -627,6 +476,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     let mut price: Option<TbCost> = None;
     // Which instructions store (for the stack probe); `None`: unknown, probe them all.
     let mut stores: Option<Vec<bool>> = None;
+    // Per marker instruction: the cycles of the TB's instructions after it.
+    let mut cycle_tails: Vec<u64> = Vec::new();
     if let Some(timing) = &state.timing {
         let mut bytes = Vec::with_capacity(n * 4);
         for insn in tb.instructions() {
@@ -637,61 +488,24 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             };
             bytes.extend_from_slice(&data[..len]);
         }
-        let result = cost::price(
-            &timing.decoder,
-            &timing.model,
-            start,
-            &bytes,
-            !marker_indices.is_empty(),
-            state.config.stack_probe.is_some(),
-        );
+        let Some(pricer) = pricer() else { return };
+        let model = &pricer.model;
+        let result = cost::price(&timing.decoder, model, start, &bytes, false, state.config.stack_probe.is_some());
         let handler = state.config.handlers.binary_search(&start).is_ok();
         let mut info = TbInfo {
-            start,
-            fall: 0,
-            taken_extra: 0,
-            branch_entry: 0,
-            runs_on: false,
+            price: TbPrice::unpriced(model, start, handler, String::new()),
             shape: None,
             region: None,
             arg: None,
-            cost: 0,
             insns: n as u64,
-            error: None,
-            entry: if handler { timing.model.exception_entry(start) } else { 0 },
-            tail_chain: if handler { timing.model.tail_chain(start) } else { 0 },
-            target: u32::MAX,
-            kind: Kind::Other,
-            falls_through: false,
-            straight: None,
             sp_total: None,
-            fetch: None,
+            trace_id: 0,
         };
         match result {
             Ok(c) => {
-                info.fall = c.fall;
-                info.taken_extra = c.taken_extra;
-                info.branch_entry = c.branch_entry;
-                info.runs_on = c.runs_on;
-                info.cost = c.fall_through;
-                info.target = c.target.unwrap_or(u32::MAX);
-                info.kind = match c.end {
-                    cost::End::Call { .. } => Kind::Call,
-                    cost::End::Return => Kind::Return,
-                    _ => Kind::Other,
-                };
                 stores = Some(c.stores.clone());
                 info.sp_total = c.sp.total;
-                info.falls_through = c.end == cost::End::Next;
-                info.straight = Some(Box::new(Straight {
-                    insns: c.insns.clone(),
-                    exit: c.exit.clone(),
-                    seen: UnsafeCell::new(Vec::new()),
-                }));
-                if let Some(m) = memory() {
-                    let plan = m.plan(&timing.model, &c.insns);
-                    info.fetch = (!plan.is_empty()).then(|| Box::new(plan));
-                }
+                info.price = TbPrice::new(model, pricer.memory(), start, c.insns.clone(), handler);
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
                     info.shape = Some(TbShape { start, fall: c.fall, end: c.end, func, func_entry });
@@ -706,8 +520,15 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
                     info.shape = Some(TbShape { start, fall: 0, end: cost::End::Jump, func, func_entry });
                     info.region = f.region(func);
                 }
-                info.error = Some(e);
+                info.price.error = Some(e);
             }
+        }
+        // The marker stores' snapshots: the cycles of the instructions after each store.
+        cycle_tails = marker_indices.iter().map(|&(i, _)| info.price.cycles_after(model, i)).collect();
+        if let Some(t) = trace() {
+            info.trace_id = t.blocks;
+            t.blocks += 1;
+            t.writer.event(&Event::Block { start, handler, bytes: &bytes });
         }
         // Only the entry TBs of regions with `region_arg=` read registers: QEMU syncs the
         // registers before such a callback, which costs a little.
@@ -734,22 +555,26 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), price.as_ref().map(|p| &p.sp), probe);
     }
-    let data_side = state.config.memory.data_side();
+    // Loads are watched when they cost something, and when tracing a run with flash (a replay
+    // may give the flash wait states).
+    let data_side =
+        state.config.memory.data_side() || (state.config.trace.is_some() && !state.config.memory.flash.is_empty());
     if data_side && let Some(p) = &price {
         // Instructions of the marker functions get their one memory callback below, which
         // prices their loads too: one callback per instruction behaves the same on every QEMU.
         let markers = state.config.markers;
         let skip = |pc: u64| markers.is_some_and(|m| m.function_at(pc).is_some());
-        probe_loads(&tb, &p.insns, skip);
+        let flash = &state.config.memory.flash;
+        probe_loads(&tb, &p.insns, skip, |a| flash.iter().any(|f| f.start <= a && a < f.end));
     }
 
     let Some(markers) = state.config.markers else { return };
-    for (index, marker) in marker_indices {
+    for (k, (index, marker)) in marker_indices.into_iter().enumerate() {
         let Ok(insn) = tb.instruction(index) else { continue };
         // Instructions of this TB after the store: the inline add has counted them already.
         let tail = (n - index - 1) as u64;
         // Their cycles likewise (None: this TB has no price; the cycle snapshot is then moot).
-        let cycle_tail = price.as_ref().map_or(0, |p| p.fall_through - p.prefix[index]);
+        let cycle_tail = cycle_tails.get(k).copied().unwrap_or(0);
         // SP at the marker's store, relative to the TB's start (stack probe).
         let sp_before = price.as_ref().and_then(|p| p.sp.before.get(index).copied().flatten());
         // QEMU 7.2 fires no callbacks registered for writes alone; register both and filter.
@@ -757,13 +582,17 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             move |_vcpu, info, vaddr| {
                 if !info.is_store() {
                     // A load in a marker function: the data side of the memory system.
-                    if data_side && let Some(m) = memory() {
-                        CYCLES.add(m.load(vaddr as u32, 1 << info.size_shift()));
+                    if data_side {
+                        data_load(vaddr as u32, 1 << info.size_shift());
                     }
                     return;
                 }
                 let Some(id) = markers.region_id(vaddr) else { return };
-                let at = At { insns: INSNS.get() - tail, cycles: CYCLES.get().wrapping_sub(cycle_tail) };
+                let snap = snapshot_number();
+                if let Some(t) = trace() {
+                    t.writer.event(&Event::MarkerSnapshot { index: index as u32 });
+                }
+                let at = At { insns: INSNS.get() - tail, cycles: CYCLES.get().wrapping_sub(cycle_tail), snap };
                 let Some(state) = STATE.get() else { return };
                 let mut regions = state.regions.lock().unwrap_or_else(|p| p.into_inner());
                 let sp = state.config.stack_probe.as_ref().map(|_| sp_at(sp_before));
@@ -815,7 +644,8 @@ fn probe_stores(
                 if let Some((before, witness)) = resync
                     && let Some(t) = sp_track()
                 {
-                    t.start = Some(a.wrapping_add_signed(witness.wrapping_neg()).wrapping_add_signed(before.wrapping_neg()));
+                    t.start =
+                        Some(a.wrapping_add_signed(witness.wrapping_neg()).wrapping_add_signed(before.wrapping_neg()));
                 }
             },
             MemRW::QEMU_PLUGIN_MEM_RW,
@@ -829,10 +659,15 @@ fn probe_stores(
 /// not on loads that cannot reach flash, which change nothing ([`MemorySystem::load`]): loads
 /// from the stack (SP-based: the stack is writable memory) and literal loads whose address,
 /// known at translation, is outside the flash.
-fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn], skip: impl Fn(u64) -> bool) {
+fn probe_loads(
+    tb: &TranslationBlock<'_>,
+    insns: &[mcubench_thumb::Insn],
+    skip: impl Fn(u64) -> bool,
+    flash: impl Fn(u32) -> bool,
+) {
     for (i, insn) in tb.instructions().enumerate() {
         let Some(decoded) = insns.get(i).filter(|d| cost::reads_memory(d)) else { continue };
-        if skip(insn.vaddr()) || !cost::may_load_from(decoded, |a| memory().is_some_and(|m| m.flash_at(a).is_some())) {
+        if skip(insn.vaddr()) || !cost::may_load_from(decoded, &flash) {
             continue;
         }
         insn.register_memory_access_callback(
@@ -840,12 +675,7 @@ fn probe_loads(tb: &TranslationBlock<'_>, insns: &[mcubench_thumb::Insn], skip: 
                 if vcpu != 0 || info.is_store() {
                     return;
                 }
-                if let Some(m) = memory() {
-                    let stall = m.load(vaddr as u32, 1 << info.size_shift());
-                    if stall != 0 {
-                        CYCLES.add(stall);
-                    }
-                }
+                data_load(vaddr as u32, 1 << info.size_shift());
             },
             // QEMU 7.2 filters callbacks by access type wrongly (see probe_stores): register
             // for both and filter here, as the marker and stack callbacks do.
@@ -872,13 +702,8 @@ fn on_exit(_id: qemu_plugin_id_t) {
         fold_probe(Some(&mut regions), shadow.as_deref_mut().map(|s| &mut s.calls));
         RUN_LOW.load(Ordering::Relaxed)
     });
-    let cycles = state.timing.as_ref().map(|t| Cycles {
-        model: match memory() {
-            // The memory system gives the wait states: the core model's own "0 WS" would
-            // contradict it.
-            Some(m) => format!("{}; {}", t.model.describe_core(), m.describe()),
-            None => t.model.describe(),
-        },
+    let cycles = pricer().filter(|_| state.timing.is_some()).map(|p| Cycles {
+        model: p.describe(),
         total: match state.unavailable.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             Some(reason) => Err(reason),
             // A refill still pending at exit: the run ended inside the next TB's translation or
@@ -890,6 +715,19 @@ fn on_exit(_id: qemu_plugin_id_t) {
         Some(s) if state.config.profile => s.profile.stacks(),
         _ => Vec::new(),
     };
+    if let Some(t) = trace() {
+        // The completed activations, then the end mark.
+        let logs = [(false, regions.log.as_deref()), (true, shadow.as_ref().and_then(|s| s.calls.log.as_deref()))];
+        for (function, log) in logs {
+            for &(id, first, last) in log.unwrap_or_default() {
+                t.writer.event(&Event::Activation { function, id, first, last });
+            }
+        }
+        if let Err(e) = t.writer.finish() {
+            let path = state.config.trace.as_deref().unwrap_or(std::path::Path::new("?"));
+            eprintln!("mcubench-qemu-plugin: error: cannot write {}: {e}", path.display());
+        }
+    }
     let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
     let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks };
     let text = regions.results(INSNS.get(), cycles, extra).write();

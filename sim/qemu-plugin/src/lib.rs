@@ -47,8 +47,14 @@
 //! a branch: it does not start where the previous TB would run on to, and no exception entry or
 //! return was priced there.
 //!
-//! Marker snapshots subtract the costs of the TB's instructions after the store, from a
-//! per-instruction prefix sum kept for TBs that contain marker stores.
+//! Marker snapshots subtract the costs of the TB's instructions after the store
+//! (`TbPrice::cycles_after`, computed at translation for TBs that contain marker stores).
+//!
+//! What the exec callback adds per TB (exception costs, the continuation correction below, the
+//! branch-entry cost, the memory system's fetch stalls, the previous TB's taken refill) is
+//! `mcubench_timing::run::Pricer`'s, not this crate's: the host replays run traces (`trace=`,
+//! `mcubench_wire::trace`) through the same code to price a run again with other parameters, so
+//! that a replay and a live run can never disagree.
 //!
 //! A TB that cannot be decoded (an instruction the core does not have) adds no cycles: its exec
 //! callback records the error, and the results file then says `cycles-unavailable <reason>`

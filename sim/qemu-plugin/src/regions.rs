@@ -85,6 +85,9 @@ pub fn complete(stats: &mut RegionStats, start: At, end: At, low: u32, sp: Optio
 pub struct At {
     pub insns: u64,
     pub cycles: u64,
+    /// Its number in the run trace (`trace=`; 0 when not tracing): a replay prices the
+    /// snapshot again and pairs it with the activation log.
+    pub snap: u64,
 }
 
 /// Everything besides the marker regions that goes into the results file.
@@ -105,6 +108,8 @@ pub struct Regions {
     open: Vec<(u32, At, u32, Option<Option<u32>>)>,
     stats: BTreeMap<u32, RegionStats>,
     errors: Vec<String>,
+    /// When tracing: every completed activation as (id, first snapshot, last snapshot).
+    pub log: Option<Vec<(u32, u64, u64)>>,
 }
 
 impl Regions {
@@ -128,6 +133,9 @@ impl Regions {
                 // The outer activations contain this one's stores.
                 self.fold_low(low);
                 complete(self.stats.entry(id).or_default(), start, at, low, sp);
+                if let Some(log) = &mut self.log {
+                    log.push((id, start.snap, at.snap));
+                }
             }
             Some(&(top, ..)) => self.error(format!("exit of region {id} while region {top} is the innermost open one")),
             None => self.error(format!("exit of region {id} with no open region")),
@@ -170,7 +178,7 @@ mod tests {
     use super::*;
 
     fn at(insns: u64) -> At {
-        At { insns, cycles: insns * 2 }
+        At { insns, cycles: insns * 2, snap: 0 }
     }
 
     #[test]

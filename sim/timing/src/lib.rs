@@ -43,7 +43,9 @@
 //!
 //! One module per core family: `m0` (ARMv6-M), `m3m4` (ARMv7-M), `m33`, `m7`; `fetch` (wait
 //! states), `insn` (instruction facts), `params` (every tunable number), `core_timing`
-//! (exceptions, default refill).
+//! (exceptions, default refill); `memory` (flash, prefetch, caches) and `run` (what a run adds
+//! per executed block: refills, exceptions, continuations; shared by the plugin and the host's
+//! trace replay).
 
 // The core and wait-state types of the plugin's wire format, re-exported: `Model` and `Params` take them.
 pub use mcubench_wire::{Core, WaitStates};
@@ -58,6 +60,7 @@ mod m7;
 mod params;
 
 pub mod memory;
+pub mod run;
 pub use core_timing::CoreTiming;
 pub use params::{Multiplier, ParamError, ParamSpec, Params};
 

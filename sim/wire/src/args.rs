@@ -12,7 +12,7 @@
 //!     [,profile=on][,wait=<start>:<end>:<fetch>:<data>]...[,stack=<lo>:<hi>][,stack_skip=<start>:<end>]...
 //!     [,handler=<addr>]...[,param=<name>:<value>]...[,flash=<start>:<end>:<ws>:<line>]...
 //!     [,prefetch=on][,icache=<size>:<ways>:<line>][,dcache=<size>:<ways>:<line>][,unified=on]
-//!     [,region_arg=<region>:<register>]...
+//!     [,region_arg=<region>:<register>]...[,trace=<file>]
 //! ```
 //!
 //! Numbers are decimal or `0x` hexadecimal; unknown keys are refused. The keys:
@@ -48,6 +48,7 @@
 //!   (0 to 3) holds at the call's entry; the plugin reads it and reports it as the call's
 //!   `bytes=` ([`crate::results`]). Needs `functions` and a plugin that can read registers (QEMU
 //!   plugin API v2 or later: the plugin built for API v1 refuses it).
+//! * `trace=<file>`: also write the run trace ([`crate::trace`]) to `<file>`. Needs `core`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -143,6 +144,9 @@ pub struct PluginArgs {
     /// Function regions whose calls' bytes are an argument register at entry: (region, register
     /// 0..=3), sorted by region, one register per region.
     pub region_args: Vec<(u32, u8)>,
+    /// Write a run trace here (`trace=`; see [`crate::trace`]): what the cycle model priced, for
+    /// the host to price again with other parameters.
+    pub trace: Option<PathBuf>,
 }
 
 impl PluginArgs {
@@ -160,6 +164,7 @@ impl PluginArgs {
             params: Vec::new(),
             memory: MemoryConfig::default(),
             region_args: Vec::new(),
+            trace: None,
         }
     }
 
@@ -215,6 +220,9 @@ impl PluginArgs {
         for (region, register) in &self.region_args {
             a.push(format!("region_arg={region}:{register}"));
         }
+        if let Some(t) = &self.trace {
+            a.push(format!("trace={}", t.display()));
+        }
         a
     }
 
@@ -248,6 +256,7 @@ impl PluginArgs {
                 "out" => out = Some(PathBuf::from(value)),
                 "core" => args.core = Some(value.parse().map_err(|e: crate::UnknownCore| err(e.to_string()))?),
                 "functions" => args.functions = Some(PathBuf::from(value)),
+                "trace" => args.trace = Some(PathBuf::from(value)),
                 "profile" => {
                     args.profile = match value {
                         "on" => true,
@@ -369,6 +378,7 @@ impl PluginArgs {
                 (!args.handlers.is_empty(), "handler", "`handler=` (exception costs)"),
                 (!args.params.is_empty(), "param", "`param=` (cycle model parameters)"),
                 (!args.memory.flash.is_empty(), "flash", "`flash=` (memory system)"),
+                (args.trace.is_some(), "trace", "`trace=` (run trace)"),
             ] {
                 if given {
                     return Err(Error::arg(Some(key), format!("{what} needs `core=`")));

@@ -10,6 +10,7 @@
 //! * [`functions`]: the functions file ([`FunctionsFile`]) behind `functions=`.
 //! * [`memory`]: a real part's memory system for the cycle model ([`MemoryConfig`]).
 //! * [`results`]: the results file ([`Results`]) behind `out=`, versioned by [`HEADER`].
+//! * [`trace`]: the run trace behind `trace=`, for pricing a run again with other parameters.
 //!
 //! Each format has a writer and a strict parser; parse errors ([`Error`]) name the argument key
 //! or the line. Text written by one side is read by the other with the same code, so a format
@@ -21,6 +22,7 @@ mod error;
 pub mod functions;
 pub mod memory;
 pub mod results;
+pub mod trace;
 
 pub use args::{Marker, Markers, PluginArgs, StackProbeRange, WaitStates};
 pub use cpu::{Core, UnknownCore};

@@ -59,6 +59,7 @@ fn every_argument() -> PluginArgs {
             unified: true,
         },
         region_args: vec![(0, 2), (3, 1)],
+        trace: Some(PathBuf::from("/t,r/run.trace")),
     }
 }
 
@@ -96,6 +97,7 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         params: Vec::new(),
         memory: Default::default(),
         region_args: Vec::new(),
+        trace: None,
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::{Error, Exit};
 use crate::RunOptions;
-use crate::calibrate::{Calibration, calibrate};
+use crate::calibrate::{Calibration, Pricing, calibrate};
 
 #[derive(Args)]
 pub struct CalibrateArgs {
@@ -22,9 +22,16 @@ pub struct CalibrateArgs {
     /// branch-refill, plus flash.wait-states when the model has flash).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     free: Option<Vec<String>>,
-    /// QEMU processes at once.
+    /// QEMU processes (and trace replays) at once.
     #[arg(long, short, value_name = "N")]
     jobs: Option<usize>,
+    /// Run every cell under QEMU once per parameter set instead of once with its run trace
+    /// (slow; the same figures: for checking the replay and for benchmarks).
+    #[arg(long)]
+    live: bool,
+    /// Print the wall time of the calibration on stderr.
+    #[arg(long)]
+    time: bool,
 }
 
 pub fn run(a: CalibrateArgs) -> Result<Exit, Error> {
@@ -33,7 +40,19 @@ pub fn run(a: CalibrateArgs) -> Result<Exit, Error> {
     if let Some(j) = a.jobs {
         options.jobs = j.max(1);
     }
-    let fitted = calibrate(&c, options)?;
+    let pricing = if a.live { Pricing::Live } else { Pricing::Replay };
+    let started = std::time::Instant::now();
+    let fitted = calibrate(&c, options, pricing)?;
     print!("{}", fitted.render());
+    if a.time {
+        // Host time goes to stderr only: the report stays byte-identical between runs.
+        eprintln!(
+            "mcubench calibrate: {:.1} s wall ({} pricing, {} QEMU runs, {} parameter sets)",
+            started.elapsed().as_secs_f64(),
+            if a.live { "live" } else { "trace replay" },
+            fitted.qemu_runs,
+            fitted.evaluations
+        );
+    }
     Ok(Exit::Pass)
 }

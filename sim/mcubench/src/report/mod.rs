@@ -172,6 +172,10 @@ pub struct CellReport {
     /// the report: the CLI refuses entries that no cell has; see `mcubench_stack::annotations`).
     #[serde(skip)]
     pub annotations_ignored: Vec<mcubench_stack::annotations::Ignored>,
+    /// The run trace and what a replay needs, when the run was traced (`RunOptions::trace`; not
+    /// in the report).
+    #[serde(skip)]
+    pub traced: Option<crate::replay::Traced>,
 }
 
 /// One channel of the firmware's console.
@@ -291,6 +295,7 @@ impl CellReport {
             console: Vec::new(),
             metrics: BTreeMap::new(),
             annotations_ignored: Vec::new(),
+            traced: None,
         }
     }
 

@@ -1,0 +1,379 @@
+//! The run-time half of the cycle model: what a run adds on top of each block's static price, in
+//! the order the blocks execute. The QEMU plugin drives it live (one [`Pricer::enter`] per
+//! executed block, one [`Pricer::load`] per data load), and the host drives the same code from a
+//! run trace (`mcubench_wire::trace`) to price a run again with other parameters
+//! (`mcubench calibrate`): one implementation, so a replay gives exactly what a live run with
+//! the same parameters gives.
+//!
+//! Per executed block, in this order (the plugin's crate documentation says why each rule is so):
+//! 1. exception costs: entry when a block starts at a handler address that is not the previous
+//!    block's static successor; exit or tail-chain at the block after an exception return (a
+//!    return at call depth 0 inside a handler);
+//! 2. continuation: a block that straight-line code falls into (QEMU cut it) is priced as the
+//!    continuation of the previous block ([`crate::Model::block_after`]), not afresh;
+//! 3. the branch-entry cost of its first instruction when a branch (not running on) led to it;
+//! 4. the memory system's fetch stalls ([`crate::memory::MemorySystem::fetch`]);
+//! 5. the previous block's taken-branch refill, when this block is not its fall-through.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use mcubench_thumb::{Flow, Insn, PC};
+use mcubench_wire::{Core, MemoryConfig, WaitStates};
+
+use crate::memory::{FetchPlan, MemorySystem};
+use crate::{Context, Model, Params};
+
+/// The model the plugin prices with for `core=`, `wait=` and `param=` arguments: the core's
+/// defaults, the wait states, then each parameter by name in order.
+pub fn model_for(core: Core, wait_states: &[WaitStates], params: &[(String, String)]) -> Result<Model, String> {
+    let mut p = Params { wait_states: wait_states.to_vec(), ..Params::for_core(core) };
+    for (name, value) in params {
+        let n = value
+            .parse::<u32>()
+            .map_err(|_| format!("argument `param`: `{name}:{value}`: the value is not a whole number"))?;
+        p.set(name, n).map_err(|e| format!("argument `param`: {e}"))?;
+    }
+    Ok(Model::with_params(core, p))
+}
+
+/// How a block ends, for the exception call depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndKind {
+    Other,
+    Call,
+    Return,
+}
+
+/// One block's price, computed once at translation.
+#[derive(Debug)]
+pub struct TbPrice {
+    pub start: u32,
+    /// Address after the last instruction (the successor when a final conditional branch is
+    /// not taken); 0 for an unpriced block.
+    pub fall: u32,
+    /// Fall-through cycles ([`crate::BlockCost::fall_through`]).
+    pub cost: u64,
+    pub taken_extra: u64,
+    pub branch_entry: u64,
+    /// The block can run on into the one at `fall`: it ends without writing PC, or conditionally.
+    pub runs_on: bool,
+    /// It ends without any branch (QEMU cut it): the block at `fall` continues it.
+    pub falls_through: bool,
+    /// Exception entry and tail-chain costs when the block starts at a handler address (0: not one).
+    pub entry: u64,
+    pub tail_chain: u64,
+    /// Target of a final direct branch or call (`u32::MAX`: none).
+    pub target: u32,
+    pub kind: EndKind,
+    /// For continuation pricing (`None`: unpriced).
+    pub straight: Option<Straight>,
+    /// The flash lines the block fetches from (`None`: none, or no memory system).
+    pub fetch: Option<Box<FetchPlan>>,
+    /// Why the block has no price (it adds no cycles; running it makes cycles unavailable).
+    pub error: Option<String>,
+}
+
+/// What a priced block keeps for pricing it as a continuation.
+#[derive(Debug)]
+pub struct Straight {
+    insns: Vec<Insn>,
+    /// The context after the last instruction when the block starts afresh.
+    exit: Option<Arc<Context>>,
+    /// Continuation prices seen so far, one per entry context.
+    seen: RefCell<Vec<Continued>>,
+}
+
+#[derive(Debug)]
+struct Continued {
+    entry: crate::ContextKey,
+    cycles: u64,
+    exit: Option<Arc<Context>>,
+}
+
+impl TbPrice {
+    /// Prices the decoded block `insns` starting at `start` (`handler`: an exception handler
+    /// starts there), with `memory`'s fetch plan when there is a memory system.
+    pub fn new(model: &Model, memory: Option<&MemorySystem>, start: u32, insns: Vec<Insn>, handler: bool) -> TbPrice {
+        let mut tb = TbPrice::unpriced(model, start, handler, String::new());
+        let Some(last) = insns.last() else {
+            tb.error = Some(format!("empty block at 0x{start:08x}"));
+            return tb;
+        };
+        tb.error = None;
+        let (cost, exit) = model.block_after(None, &insns);
+        tb.fall = last.addr.wrapping_add(u32::from(last.len));
+        tb.cost = cost.fall_through;
+        tb.taken_extra = cost.taken_extra;
+        tb.branch_entry = cost.branch_entry;
+        tb.runs_on = !last.writes.contains(PC) || last.conditional;
+        tb.falls_through = matches!(last.flow, Flow::Next) && !last.writes.contains(PC);
+        tb.target = match last.flow {
+            Flow::Branch { target } | Flow::Call { target } => target,
+            _ => u32::MAX,
+        };
+        tb.kind = match last.flow {
+            Flow::Call { .. } | Flow::CallIndirect { .. } => EndKind::Call,
+            Flow::Return => EndKind::Return,
+            _ => EndKind::Other,
+        };
+        if let Some(m) = memory {
+            let plan = m.plan(model, &insns);
+            tb.fetch = (!plan.is_empty()).then(|| Box::new(plan));
+        }
+        tb.straight = Some(Straight { insns, exit: exit.map(Arc::new), seen: RefCell::new(Vec::new()) });
+        tb
+    }
+
+    /// A block that cannot be priced (`error` says why): it adds no cycles, but exception entry
+    /// at a handler is still priced.
+    pub fn unpriced(model: &Model, start: u32, handler: bool, error: String) -> TbPrice {
+        TbPrice {
+            start,
+            fall: 0,
+            cost: 0,
+            taken_extra: 0,
+            branch_entry: 0,
+            runs_on: false,
+            falls_through: false,
+            entry: if handler { model.exception_entry(start) } else { 0 },
+            tail_chain: if handler { model.tail_chain(start) } else { 0 },
+            target: u32::MAX,
+            kind: EndKind::Other,
+            straight: None,
+            fetch: None,
+            error: Some(error),
+        }
+    }
+
+    /// Fresh-priced cycles of the instructions after instruction `index` (for a snapshot taken
+    /// at that instruction: the block's cycles are added when it starts).
+    pub fn cycles_after(&self, model: &Model, index: usize) -> u64 {
+        match &self.straight {
+            Some(s) if index < s.insns.len() => self.cost - model.block(&s.insns[..=index]).fall_through,
+            _ => 0,
+        }
+    }
+}
+
+/// What happened before a block, for the plugin's stack tracking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExceptionEvent {
+    None,
+    /// An exception was taken before it.
+    Entry,
+    /// An exception returned before it.
+    Exit,
+    /// An exception returned into another one (tail-chaining).
+    TailChain,
+}
+
+/// What [`Pricer::enter`] priced for one executed block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Exception entry, exit or tail-chain cycles settled before the block.
+    pub exception: u64,
+    pub event: ExceptionEvent,
+    /// The previous block's taken-branch refill (0: not taken, or none pending).
+    pub taken: u64,
+    /// The block's own cycles: its price (as a continuation where it continues straight-line
+    /// code; two's complement when that saves cycles), branch entry and fetch stalls.
+    pub own: u64,
+}
+
+/// Exception tracking (only with handler addresses).
+#[derive(Debug)]
+struct Exceptions {
+    /// One entry per active exception: its call depth (calls minus returns since entry).
+    depths: Vec<u32>,
+    /// The previous block's direct branch or call target (`u32::MAX`: none).
+    prev_target: u32,
+    /// An exception return ran; the next block settles its cost.
+    exit_pending: bool,
+    exit: u64,
+}
+
+/// The run-time state of the cycle model.
+#[derive(Debug)]
+pub struct Pricer {
+    pub model: Model,
+    memory: Option<MemorySystem>,
+    exceptions: Option<Exceptions>,
+    /// The last block's fall-through address and its pending taken-branch refill (0: none).
+    pending_fall: u32,
+    pending_extra: u64,
+    /// Where the last block runs on to when it does not branch (`u32::MAX`: it always branches).
+    sequential: u32,
+    /// The last block fell through to this address, ending in this context.
+    flow: Option<(u32, Option<Arc<Context>>)>,
+}
+
+impl Pricer {
+    /// `handlers`: whether exception handler addresses were given (exception costs are priced
+    /// only then); `memory`: the memory system (none when empty).
+    pub fn new(model: Model, memory: &MemoryConfig, handlers: bool) -> Pricer {
+        let exceptions = handlers.then(|| Exceptions {
+            depths: Vec::new(),
+            prev_target: u32::MAX,
+            exit_pending: false,
+            exit: model.exception_exit(),
+        });
+        Pricer {
+            memory: (!memory.is_empty()).then(|| MemorySystem::new(memory.clone())),
+            model,
+            exceptions,
+            pending_fall: 0,
+            pending_extra: 0,
+            sequential: u32::MAX,
+            flow: None,
+        }
+    }
+
+    /// The model's name for reports: the core model's, then the memory system's when there is
+    /// one (which gives the wait states: the core model's own "0 WS" would contradict it).
+    pub fn describe(&self) -> String {
+        match &self.memory {
+            Some(m) => format!("{}; {}", self.model.describe_core(), m.describe()),
+            None => self.model.describe(),
+        }
+    }
+
+    pub fn memory(&self) -> Option<&MemorySystem> {
+        self.memory.as_ref()
+    }
+
+    /// Whether data loads cost anything (some flash region has wait states): only then does the
+    /// plugin watch loads and [`Pricer::load`] get called.
+    pub fn data_side(&self) -> bool {
+        self.memory.as_ref().is_some_and(|m| m.config().data_side())
+    }
+
+    /// Prices the start of block `tb`'s execution. The caller adds `exception` and `taken`
+    /// before anything it snapshots "before the block", and `own` after.
+    pub fn enter(&mut self, tb: &TbPrice) -> Step {
+        let (exception, event) = self.exceptions_step(tb);
+        let continued = self.continuation(tb);
+        let sequential = self.sequential;
+        self.sequential = if tb.runs_on { tb.fall } else { u32::MAX };
+        // Entered by a branch (not by running on, and not by an exception entry or return,
+        // whose costs include the refill).
+        let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
+        let stall = match (&tb.fetch, &mut self.memory) {
+            (Some(plan), Some(m)) => m.fetch(plan, continued),
+            _ => 0,
+        };
+        let extra = self.pending_extra;
+        let taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
+        self.pending_extra = tb.taken_extra;
+        self.pending_fall = tb.fall;
+        Step { exception, event, taken, own: tb.cost.wrapping_add(continued as u64) + branch_entry + stall }
+    }
+
+    /// Stall cycles of a data load of `size` bytes at `addr` (the memory system's data side).
+    pub fn load(&mut self, addr: u32, size: u32) -> u64 {
+        self.memory.as_mut().map_or(0, |m| m.load(addr, size))
+    }
+
+
+    fn exceptions_step(&mut self, tb: &TbPrice) -> (u64, ExceptionEvent) {
+        let pending_fall = self.pending_fall;
+        let Some(e) = &mut self.exceptions else { return (0, ExceptionEvent::None) };
+        let entered = tb.entry != 0 && tb.start != e.prev_target && tb.start != pending_fall;
+        let mut add = 0;
+        let mut event = ExceptionEvent::None;
+        if e.exit_pending {
+            e.exit_pending = false;
+            (add, event) =
+                if entered { (tb.tail_chain, ExceptionEvent::TailChain) } else { (e.exit, ExceptionEvent::Exit) };
+        } else if entered {
+            (add, event) = (tb.entry, ExceptionEvent::Entry);
+        }
+        if entered {
+            e.depths.push(0);
+        }
+        if let Some(depth) = e.depths.last_mut() {
+            match tb.kind {
+                EndKind::Call => *depth += 1,
+                EndKind::Return if *depth == 0 => {
+                    e.depths.pop();
+                    e.exit_pending = true;
+                }
+                EndKind::Return => *depth -= 1,
+                EndKind::Other => {}
+            }
+        }
+        e.prev_target = tb.target;
+        (add, event)
+    }
+
+    /// The cycles to add to `tb`'s fresh price when it continues straight-line code that QEMU
+    /// cut (negative when pairing across the cut saves cycles); records where the next block
+    /// continues from.
+    fn continuation(&mut self, tb: &TbPrice) -> i64 {
+        if self.flow.is_none() && !tb.falls_through {
+            // Most blocks: neither continuing a cut nor cut themselves.
+            return 0;
+        }
+        let previous = self.flow.take();
+        let Some(straight) = &tb.straight else { return 0 };
+        let mut exit = straight.exit.clone();
+        let mut correction = 0;
+        if let Some((fall, Some(entry))) = previous
+            && fall == tb.start
+        {
+            let mut seen = straight.seen.borrow_mut();
+            let key = entry.key();
+            let i = match seen.iter().position(|c| c.entry == key) {
+                Some(i) => i,
+                None => {
+                    let (cost, after) = self.model.block_after(Some(&entry), &straight.insns);
+                    seen.push(Continued { entry: key, cycles: cost.fall_through, exit: after.map(Arc::new) });
+                    seen.len() - 1
+                }
+            };
+            correction = seen[i].cycles as i64 - tb.cost as i64;
+            exit = seen[i].exit.clone();
+        }
+        if tb.falls_through {
+            self.flow = Some((tb.fall, exit));
+        }
+        correction
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcubench_thumb::Decoder;
+
+    fn block(model: &Model, start: u32, halfwords: &[u16]) -> TbPrice {
+        let bytes: Vec<u8> = halfwords.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let (insns, err) = Decoder::for_core(model.core).unwrap().decode_block(start, &bytes);
+        assert!(err.is_none());
+        TbPrice::new(model, None, start, insns, false)
+    }
+
+    #[test]
+    fn a_loop_pays_the_refill_when_it_branches_back() {
+        let model = Model::new(Core::CortexM4);
+        // subs r0, #1; bne .-2 at 0x100 (2 cycles, +1 taken); then bx lr at 0x104.
+        let body = block(&model, 0x100, &[0x3801, 0xd1fd]);
+        let ret = block(&model, 0x104, &[0x4770]);
+        let mut p = Pricer::new(model, &MemoryConfig::default(), false);
+        let mut total = 0;
+        for tb in [&body, &body, &body, &ret] {
+            let s = p.enter(tb);
+            total += s.exception + s.taken + s.own;
+        }
+        // Three loop blocks (2 each), two taken refills (1 each), bx lr (1 + P = 2).
+        assert_eq!(total, 3 * 2 + 2 + 2);
+    }
+
+    #[test]
+    fn model_for_applies_parameters_by_name_and_refuses_bad_ones() {
+        let m = model_for(Core::CortexM4, &[], &[("branch-refill".into(), "3".into())]).unwrap();
+        assert_eq!(m.params.branch_refill, 3);
+        assert!(model_for(Core::CortexM4, &[], &[("divide".into(), "x".into())]).unwrap_err().contains("divide:x"));
+        assert!(model_for(Core::CortexM4, &[], &[("refill".into(), "1".into())]).unwrap_err().contains("refill"));
+    }
+}
