@@ -5,6 +5,8 @@
 //! firmware was measured to use under QEMU (painted high-water mark, printed by its `_exit`).
 #![cfg(feature = "full")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -38,20 +40,8 @@ fn corpus() -> Vec<PathBuf> {
 
 /// Painted stack high-water mark below the initial SP, as the firmware's `_exit` prints it.
 fn measured(elf: &Path) -> u32 {
-    let out = Command::new("timeout")
-        .args(["60", "qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4", "-nographic", "-no-reboot"])
-        .args(["-semihosting", "-kernel"])
-        .arg(elf)
-        .stdin(Stdio::null())
-        .output()
-        .expect("qemu-system-arm");
-    // Semihosting output: stdout (printf) and stderr (SYS_WRITE0, depending on QEMU's chardev).
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} exited with {:?}: {text}", elf.display(), out.status);
-    text.lines()
-        .find_map(|l| l.strip_prefix("STACK-HWM "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no STACK-HWM line from {}: {text}", elf.display()))
+    let text = common::run_semihosting(elf, &["-machine", "mps2-an386", "-cpu", "cortex-m4"]);
+    common::stack_hwm(elf, &text)
 }
 
 #[test]
@@ -61,21 +51,8 @@ fn newlib_firmware_is_bounded_without_annotations_and_soundly() {
         let name = elf.file_stem().unwrap().to_string_lossy().into_owned();
         let image = ElfImage::read(&elf).expect("ELF parses");
         let r = analyze(&image, &StackOptions::default()).expect("decoder");
-        let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
-        let bound = reset
-            .bound
-            .bytes()
-            .unwrap_or_else(|| panic!("{name}: reset unbounded: {:?}\n{}", reset.bound, r.to_text(&[])));
-        let msp = r.msp.bytes().unwrap_or_else(|| panic!("{name}: MSP unbounded: {:?}", r.msp));
-        assert!(r.unresolved.is_empty(), "{name}: {:?}", r.unresolved);
-        let pack = r.packs.iter().find(|p| p.pack == "newlib-3.3").unwrap_or_else(|| panic!("{name}: {:?}", r.packs));
-        assert!(pack.applied > 0 && pack.notes.is_empty(), "{name}: {pack:?}");
-        let hwm = measured(&elf);
-        assert!(bound >= hwm && msp >= bound, "{name}: bound {bound} B, MSP {msp} B, measured {hwm} B");
-        rows.push(format!(
-            "{name:<24} reset {bound:>5} B  MSP {msp:>5} B  measured {hwm:>4} B  bound/measured {:.2}",
-            f64::from(bound) / f64::from(hwm)
-        ));
+        let (bound, msp) = common::bounded_by_pack(&name, &r, "newlib-3.3");
+        rows.push(common::sound_row(&name, bound, msp, measured(&elf)));
     }
     println!("{}", rows.join("\n"));
 }

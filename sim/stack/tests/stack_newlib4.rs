@@ -9,6 +9,8 @@
 //! whose symbols say another newlib, or that link no stdio, get the pack of their version only.
 #![cfg(feature = "full")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -60,25 +62,13 @@ fn core(name: &str) -> (Arch, bool, [&'static str; 4]) {
 
 /// Painted stack high-water mark below the initial SP, as the firmware's `_exit` prints it.
 fn measured(elf: &Path, machine: &[&str]) -> u32 {
-    let out = Command::new("timeout")
-        .args(["60", "qemu-system-arm"])
-        .args(machine)
-        .args(["-nographic", "-no-reboot", "-semihosting", "-kernel"])
-        .arg(elf)
-        .stdin(Stdio::null())
-        .output()
-        .expect("qemu-system-arm");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} exited with {:?}: {text}", elf.display(), out.status);
+    let text = common::run_semihosting(elf, machine);
     // The program ran to its end: printf of integers and strings, strdup/puts.
     assert!(
         text.contains("24 items, mean weight 29.750, first item-3, last item-164") && text.contains("item-87"),
         "{text}"
     );
-    text.lines()
-        .find_map(|l| l.strip_prefix("STACK-HWM "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no STACK-HWM line from {}: {text}", elf.display()))
+    common::stack_hwm(elf, &text)
 }
 
 #[test]
@@ -92,24 +82,11 @@ fn newlib4_firmware_is_bounded_without_annotations_and_soundly() {
         let symbols: Vec<&str> = image.symbols().iter().map(|s| s.name.as_str()).collect();
         assert!(symbols.contains(&"_fwalk_sglue") && !symbols.contains(&"_fwalk_reent"), "{name}");
         let r = analyze(&image, &StackOptions { arch, fpu, ..StackOptions::default() }).expect("decoder");
-        let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
-        let bound = reset
-            .bound
-            .bytes()
-            .unwrap_or_else(|| panic!("{name}: reset unbounded: {:?}\n{}", reset.bound, r.to_text(&[])));
-        let msp = r.msp.bytes().unwrap_or_else(|| panic!("{name}: MSP unbounded: {:?}", r.msp));
-        assert!(r.unresolved.is_empty(), "{name}: {:?}", r.unresolved);
-        let pack = r.packs.iter().find(|p| p.pack == "newlib-4").unwrap_or_else(|| panic!("{name}: {:?}", r.packs));
-        assert!(pack.applied > 0 && pack.notes.is_empty(), "{name}: {pack:?}");
+        let (bound, msp) = common::bounded_by_pack(&name, &r, "newlib-4");
         // The 3.3 pack is not applied, and its "another version" note is not shown when the
         // newlib-4 pack was applied.
         assert!(r.packs.iter().all(|p| p.pack != "newlib-3.3"), "{name}: {:?}", r.packs);
-        let hwm = measured(&elf, &machine);
-        assert!(bound >= hwm && msp >= bound, "{name}: bound {bound} B, MSP {msp} B, measured {hwm} B");
-        rows.push(format!(
-            "{name:<20} reset {bound:>5} B  MSP {msp:>5} B  measured {hwm:>4} B  bound/measured {:.2}",
-            f64::from(bound) / f64::from(hwm)
-        ));
+        rows.push(common::sound_row(&name, bound, msp, measured(&elf, &machine)));
     }
     println!("{}", rows.join("\n"));
 }

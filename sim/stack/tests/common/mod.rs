@@ -66,3 +66,54 @@ pub fn assemble(name: &str, handlers: &[&str], code: &str) -> ElfImage {
     run("arm-none-eabi-ld", &["-T", "link.ld", "-o", "fw.elf", "fw.o"], &dir);
     ElfImage::read(&dir.join("fw.elf")).expect("parses")
 }
+
+/// Runs `elf` under QEMU (`machine`: `-machine`/`-cpu` arguments) with semihosting until it
+/// exits; asserts it exited 0 and returns its output (stdout and stderr: where semihosting's
+/// writes land depends on QEMU's chardev).
+#[allow(dead_code)] // only the C-library corpus tests run firmware
+pub fn run_semihosting(elf: &Path, machine: &[&str]) -> String {
+    let out = Command::new("timeout")
+        .args(["60", "qemu-system-arm"])
+        .args(machine)
+        .args(["-nographic", "-no-reboot", "-semihosting", "-kernel"])
+        .arg(elf)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("qemu-system-arm");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} exited with {:?}: {text}", elf.display(), out.status);
+    text
+}
+
+/// The painted stack high-water mark a corpus program prints (`STACK-HWM <bytes>`).
+#[allow(dead_code)]
+pub fn stack_hwm(elf: &Path, text: &str) -> u32 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("STACK-HWM "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no STACK-HWM line from {}: {text}", elf.display()))
+}
+
+/// A corpus ELF's reset and MSP bounds, asserting what "bounded with no annotations" means: both
+/// finite, nothing unresolved, and the C library's `pack` applied with no notes.
+#[allow(dead_code)]
+pub fn bounded_by_pack(name: &str, r: &mcubench_stack::StackReport, pack: &str) -> (u32, u32) {
+    let reset = r.roots.iter().find(|x| x.role == "reset").expect("reset root");
+    let bound =
+        reset.bound.bytes().unwrap_or_else(|| panic!("{name}: reset unbounded: {:?}\n{}", reset.bound, r.to_text(&[])));
+    let msp = r.msp.bytes().unwrap_or_else(|| panic!("{name}: MSP unbounded: {:?}", r.msp));
+    assert!(r.unresolved.is_empty(), "{name}: {:?}", r.unresolved);
+    let applied = r.packs.iter().find(|p| p.pack == pack).unwrap_or_else(|| panic!("{name}: {:?}", r.packs));
+    assert!(applied.applied > 0 && applied.notes.is_empty(), "{name}: {applied:?}");
+    (bound, msp)
+}
+
+/// Soundness against the painted mark, and the row the corpus tests print.
+#[allow(dead_code)]
+pub fn sound_row(name: &str, bound: u32, msp: u32, hwm: u32) -> String {
+    assert!(bound >= hwm && msp >= bound, "{name}: bound {bound} B, MSP {msp} B, measured {hwm} B");
+    format!(
+        "{name:<24} reset {bound:>5} B  MSP {msp:>5} B  measured {hwm:>4} B  bound/measured {:.2}",
+        f64::from(bound) / f64::from(hwm)
+    )
+}
