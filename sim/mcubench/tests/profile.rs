@@ -47,13 +47,7 @@ fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
 /// profile (here the STM32F407's 5 wait states, prefetch and ART caches), not the bare core.
 #[test]
 fn the_profile_uses_the_cells_timing_profile() {
-    let text = "name: kat-stm32f407\n\
-                firmware: { cargo: ../firmware/kat, vectors: ../firmware/kat/vectors }\n\
-                boards: [mps2-an386]\n\
-                timing: stm32f407\n\
-                profiles: { speed: { opt-level: 3 } }\n\
-                timeout: 20 s\n";
-    let scenario = Scenario::from_yaml(&common::repo().join("scenarios/kat-stm32f407.yaml"), text).unwrap();
+    let scenario = common::kat_speed_as_stm32f407();
     let report = mcubench::run_scenario(&scenario, &mcubench::RunOptions { jobs: 1, ..Default::default() });
     let cell = &report.cells[0];
     let (elf, board) = kat_elf("mps2-an386", "speed");

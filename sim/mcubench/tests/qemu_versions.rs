@@ -90,13 +90,7 @@ fn the_kat_matrix_is_identical_on_qemu_7_2_and_qemu_10() {
 #[test]
 fn memory_system_estimates_are_identical_on_qemu_7_2_and_qemu_10() {
     let (old, new) = qemus();
-    let text = "name: kat-stm32f407\n\
-                firmware: { cargo: ../firmware/kat, vectors: ../firmware/kat/vectors }\n\
-                boards: [mps2-an386]\n\
-                timing: stm32f407\n\
-                profiles: { speed: { opt-level: 3 } }\n\
-                timeout: 20 s\n";
-    let scenario = Scenario::from_yaml(&common::repo().join("scenarios/kat-stm32f407.yaml"), text).unwrap();
+    let scenario = common::kat_speed_as_stm32f407();
     let (a, b) = (run_on(&scenario, &old), run_on(&scenario, &new));
     let (x, y) = (&a.cells[0], &b.cells[0]);
     assert_eq!(x.verdict.outcome, Outcome::Pass, "{}", x.verdict.message);

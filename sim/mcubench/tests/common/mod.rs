@@ -96,3 +96,16 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
 pub fn mcubench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mcubench"))
 }
+
+/// The KAT firmware's speed build on mps2-an386 priced as an STM32F407 (`timing: stm32f407`: 5
+/// wait states behind the ART accelerator): a memory system on real firmware.
+pub fn kat_speed_as_stm32f407() -> mcubench::Scenario {
+    let text = "name: kat-stm32f407\n\
+                firmware: { cargo: ../firmware/kat, vectors: ../firmware/kat/vectors }\n\
+                boards: [mps2-an386]\n\
+                timing: stm32f407\n\
+                profiles: { speed: { opt-level: 3 } }\n\
+                timeout: 20 s\n";
+    // Paths are relative to the scenario's directory.
+    mcubench::Scenario::from_yaml(&repo().join("scenarios/kat-stm32f407.yaml"), text).unwrap()
+}
