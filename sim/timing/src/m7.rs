@@ -20,8 +20,10 @@
 //!   only its method could be read here (the stored copy lacks the table and conclusions), so no
 //!   rule below rests on it alone. [mastodon-m7]: Cortex-M7 dual-issue notes posted under the
 //!   #CortexM7 tag (mastodawn.com/explore/tag/CortexM7): MEASURED "only one shifted-operand
-//!   instruction per cycle", extends and bitfield ops count as shifted, DSP only from the lower
-//!   address of a pair, `ADD.W R1,R0,R3; ADD.W R1,R1,R2` dual issues.
+//!   instruction per cycle", bitfield ops count as shifted, DSP only from the lower address of a
+//!   pair, `ADD.W R1,R0,R3; ADD.W R1,R1,R2` dual issues. It also says sign and zero extends count
+//!   as shifted, which [m7-meas] and [M7-llvm] contradict; the model follows those two
+//!   ([`plain_extend`]).
 //! - [M7-llvm] LLVM `ARMScheduleM7.td` and `ARMLatencyMutations.cpp` (Arm-contributed
 //!   scheduling model, not a measurement): two load pipes, one store pipe, one MAC; EX1 address
 //!   generation and shifts, EX2 ALUs; latencies where the measurements are silent (word load
