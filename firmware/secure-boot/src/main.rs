@@ -27,6 +27,8 @@
 
 extern crate alloc;
 
+mod asm;
+
 use core::hint::black_box;
 use ed25519_dalek::Verifier as _;
 use mcubench_support::{Session, entry, measure};
@@ -78,6 +80,26 @@ pub fn sb_boot_sha384(image: &[u8], hdr: &[u8]) -> bool {
 #[inline(never)]
 pub fn sb_boot_sha3_256(image: &[u8], hdr: &[u8]) -> bool {
     header_ok(hdr, image, 3) && sha3::Sha3_256::digest(image)[..] == hdr[FIXED..]
+}
+
+// The same three hash-only rows with wolfSSL's Thumb-2 assembly as the hash (src/asm.rs).
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_sha256_asm(image: &[u8], hdr: &[u8]) -> bool {
+    header_ok(hdr, image, 101) && asm::sha256(image)[..] == hdr[FIXED..]
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_sha384_asm(image: &[u8], hdr: &[u8]) -> bool {
+    header_ok(hdr, image, 102) && asm::sha384(image)[..] == hdr[FIXED..]
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_sha3_256_asm(image: &[u8], hdr: &[u8]) -> bool {
+    header_ok(hdr, image, 103) && asm::sha3_256(image)[..] == hdr[FIXED..]
 }
 
 fn verify_p256(key: &[u8], digest: &[u8], sig: &[u8]) -> bool {
@@ -660,6 +682,35 @@ fn main() -> ! {
             ..signed(&sb_hdr_ml_dsa_87_ecdsa_p521, &sb_sig_ml_dsa_87_ecdsa_p521, &sb_key_ml_dsa_87_ecdsa_p521)
         },
         ML_DSA_87_SIG,
+    );
+
+    // Hash-only rows with assembly: the same KATs (FIPS 180-4 / FIPS 202 "abc" included).
+    hash_row(
+        &mut s,
+        "sha256_asm",
+        "SHA-256-asm",
+        |m, o| o.copy_from_slice(&asm::sha256(m)),
+        |i, h| sb_boot_sha256_asm(i, h),
+        &sb_hdr_sha256_asm,
+        &SHA256_ABC,
+    );
+    hash_row(
+        &mut s,
+        "sha384_asm",
+        "SHA-384-asm",
+        |m, o| o.copy_from_slice(&asm::sha384(m)),
+        |i, h| sb_boot_sha384_asm(i, h),
+        &sb_hdr_sha384_asm,
+        &SHA384_ABC,
+    );
+    hash_row(
+        &mut s,
+        "sha3_256_asm",
+        "SHA3-256-asm",
+        |m, o| o.copy_from_slice(&asm::sha3_256(m)),
+        |i, h| sb_boot_sha3_256_asm(i, h),
+        &sb_hdr_sha3_256_asm,
+        &SHA3_256_ABC,
     );
     s.end()
 }
