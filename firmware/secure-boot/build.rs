@@ -486,5 +486,33 @@ fn main() {
         emit(&mut out, name, &hex(want));
     }
 
+    // FIPS 180-4 / FIPS 202 examples (the 448-bit message "abcdbcde...nopq", and for SHA-384 the
+    // 896-bit "abcdefgh...nopqrstu"): for SHA-2 their padding spills into a second block, a path
+    // that neither "abc" nor the 100 KiB image takes in the *_asm rows' drivers.
+    let m448 = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    let m896 = b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+    for (name, want, got) in [
+        (
+            "SHA256_448",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+            sha2::Sha256::digest(m448).to_vec(),
+        ),
+        (
+            "SHA384_896",
+            "09330c33f71147e83d192fc782cd1b4753111b173b3b05d22fa08086e3b0f712fcc7c71a557e2db966c3e9fa91746039",
+            sha2::Sha384::digest(m896).to_vec(),
+        ),
+        (
+            "SHA3_256_448",
+            "41c0dba2a9d6240849100376a8235e2c82e1b9998a999e21db32dd97496d3376",
+            sha3::Sha3_256::digest(m448).to_vec(),
+        ),
+    ] {
+        assert_eq!(hex(want), got, "{name}");
+        emit(&mut out, name, &hex(want));
+    }
+    emit(&mut out, "MSG_448", m448);
+    emit(&mut out, "MSG_896", m896);
+
     fs::write(PathBuf::from(env::var("OUT_DIR").unwrap()).join("signed.rs"), out).unwrap();
 }
