@@ -3,8 +3,9 @@
 # bookworm-backports under /opt/qemu-10 for the tests on both plugin APIs), the Arm GCC toolchain (for the C
 # firmware and ELF tests), csmith (stack-analyzer corpus), the Python parsers and mdBook the tests
 # use, the four thumb targets, newlib 4 under /opt/newlib-4 (beside the system's newlib 3.3),
-# and the third-party C source the "any firmware" tests build (Debian's
-# mbedtls source package, unpacked under the cargo target directory, never in the checkout).
+# and the third-party source the tests build (Debian's mbedtls source package for the "any
+# firmware" tests, wolfSSL's Thumb-2 SHA assembly for the secure-boot firmware's `*_asm` rows),
+# unpacked under the cargo target directory, never in the checkout.
 # Idempotent: skips what is already there.
 # rust-toolchain.toml cannot install targets here (RUSTUP_AUTO_INSTALL=0), so rustup is called.
 set -euo pipefail
