@@ -14,7 +14,8 @@
 //! the digest), `<alg>/boot` (the whole path, which must accept), `<alg>/tampered` (the whole
 //! path over the image with one byte flipped: passes only when the path rejects it, so it
 //! fails closed), and official vectors (`<alg>/rfc8032-1`, `<alg>/cavp-1`, `<alg>/fips-abc`,
-//! `<alg>/acvp-...`, `<alg>/wycheproof-3`). Hybrid rows (`ml_dsa_65_ecdsa_p384`,
+//! `<alg>/acvp-...`, `<alg>/wycheproof-3`; for the `*_asm` rows, whose hash is wolfSSL's
+//! Thumb-2 assembly (src/asm.rs), also `<alg>/fips-448` or `sha384_asm/fips-896`). Hybrid rows (`ml_dsa_65_ecdsa_p384`,
 //! `ml_dsa_87_ecdsa_p521`) also reject an image whose ML-DSA part or ECDSA part alone is bad
 //! (`<alg>/tampered-ml-dsa`, `<alg>/tampered-ecdsa`).
 //!
@@ -684,7 +685,9 @@ fn main() -> ! {
         ML_DSA_87_SIG,
     );
 
-    // Hash-only rows with assembly: the same KATs (FIPS 180-4 / FIPS 202 "abc" included), and the
+    // Hash-only rows with assembly. They stay after every other row: built without wolfSSL's
+    // source, their first KAT panics (src/asm.rs), and the rows before them are reported.
+    // The same KATs (FIPS 180-4 / FIPS 202 "abc" included), and the
     // 448-bit and 896-bit examples (`<row>/fips-448`, `sha384_asm/fips-896`): for SHA-2 their
     // padding takes a second block, a path neither "abc" nor the 100 KiB image takes.
     hash_row(
