@@ -15,9 +15,9 @@
 //! path over the image with one byte flipped: passes only when the path rejects it, so it
 //! fails closed), and official vectors (`<alg>/rfc8032-1`, `<alg>/cavp-1`, `<alg>/fips-abc`,
 //! `<alg>/acvp-...`, `<alg>/wycheproof-3`; for the `*_asm` rows, whose hash is wolfSSL's
-//! Thumb-2 assembly (src/asm.rs), also `<alg>/fips-448` or `sha384_asm/fips-896`). Hybrid rows (`ml_dsa_65_ecdsa_p384`,
-//! `ml_dsa_87_ecdsa_p521`) also reject an image whose ML-DSA part or ECDSA part alone is bad
-//! (`<alg>/tampered-ml-dsa`, `<alg>/tampered-ecdsa`).
+//! Thumb-2 assembly (src/asm.rs), also `<alg>/fips-448` or `sha384_asm/fips-896`). Hybrid rows
+//! (`ml_dsa_65_ecdsa_p384`, `ml_dsa_87_ecdsa_p521`) also reject an image whose ML-DSA part or
+//! ECDSA part alone is bad (`<alg>/tampered-ml-dsa`, `<alg>/tampered-ecdsa`).
 //!
 //! RSA (the `rsa` crate) keeps its big integers on the heap: a linked-list heap
 //! (embedded-alloc) in a static arena, counted by mcubench-support's `TrackingHeap`, so RSA's
