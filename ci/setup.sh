@@ -3,8 +3,9 @@
 # bookworm-backports under /opt/qemu-10 for the tests on both plugin APIs), the Arm GCC toolchain (for the C
 # firmware and ELF tests), csmith (stack-analyzer corpus), the Python parsers and mdBook the tests
 # use, the four thumb targets, newlib 4 under /opt/newlib-4 (beside the system's newlib 3.3),
-# and the third-party C source the "any firmware" tests build (Debian's
-# mbedtls source package, unpacked under the cargo target directory, never in the checkout).
+# and the third-party source the tests build (Debian's mbedtls source package for the "any
+# firmware" tests, wolfSSL's Thumb-2 SHA assembly for the secure-boot firmware's `*_asm` rows),
+# unpacked under the cargo target directory, never in the checkout.
 # Idempotent: skips what is already there.
 # rust-toolchain.toml cannot install targets here (RUSTUP_AUTO_INSTALL=0), so rustup is called.
 set -euo pipefail
@@ -142,6 +143,47 @@ if ! compgen -G "$tp_src/mbedtls-2.*/programs/test/selftest.c" >/dev/null; then
     $SUDO apt-get update -qq
   fi
   bash firmware/c/third-party/build-mbedtls.sh --fetch
+fi
+
+# Third-party assembly for the secure-boot firmware's `*_asm` rows (firmware/secure-boot/build.rs
+# compiles it when present): wolfSSL 5.7.2's hand-written Thumb-2 SHA-256, SHA-512 and SHA-3
+# (wolfcrypt/src/port/arm/thumb2-sha{256,512,3}-asm.S, GPL-2.0-or-later), from the upstream
+# tarball of Debian 13's `wolfssl` source package (wolfssl_5.7.2.orig.tar.gz, shared by every
+# Debian revision of 5.7.2; Debian 12 ships 5.5.4, which has no Thumb-2 port). Pinned SHA-256;
+# fetched from the pool of the Debian mirror the machine's own APT entries name; only the three
+# .S files, the headers they include and the licence files are unpacked, under
+# <target>/third-party/src/wolfssl-5.7.2 (MCUBENCH_THIRD_PARTY_SRC), never in the checkout.
+wolfssl_dir="$tp_src/wolfssl-5.7.2"
+wolfssl_orig="wolfssl_5.7.2.orig.tar.gz 0f2ed82e345b833242705bbc4b08a2a2037a33f7bf9c610efae6464f6b10e305"
+if [ ! -f "$wolfssl_dir/.mcubench-unpacked" ]; then
+  mirror=""
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    mirror=$(awk '/^Types:.*deb/ { t = 1 } /^URIs:/ && t && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+  fi
+  if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
+    mirror=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]].*$/\2/p' /etc/apt/sources.list | { grep -v security || true; } | head -n 1)
+  fi
+  if [ -z "$mirror" ]; then
+    echo "ci/setup.sh: no Debian APT mirror found to fetch ${wolfssl_orig%% *} from; unpack it (pool/main/w/wolfssl/) into $wolfssl_dir yourself" >&2
+    exit 1
+  fi
+  echo "ci/setup.sh: unpacking wolfSSL 5.7.2's Thumb-2 assembly into $wolfssl_dir" >&2
+  tmp=$(mktemp -d)
+  python3 -c 'import shutil, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=300) as r, open(sys.argv[2], "wb") as f: shutil.copyfileobj(r, f)' \
+    "${mirror%/}/pool/main/w/wolfssl/${wolfssl_orig%% *}" "$tmp/orig.tar.gz"
+  if ! echo "${wolfssl_orig##* }  $tmp/orig.tar.gz" | sha256sum --check --quiet; then
+    echo "ci/setup.sh: ${wolfssl_orig%% *} from $mirror does not have the pinned SHA-256 ${wolfssl_orig##* }" >&2
+    exit 1
+  fi
+  rm -rf "$wolfssl_dir" && mkdir -p "$wolfssl_dir"
+  tar -xzf "$tmp/orig.tar.gz" -C "$wolfssl_dir" --strip-components=1 \
+    wolfssl-5.7.2-stable/COPYING wolfssl-5.7.2-stable/LICENSING wolfssl-5.7.2-stable/wolfssl \
+    wolfssl-5.7.2-stable/wolfcrypt/src/port/arm/thumb2-sha256-asm.S \
+    wolfssl-5.7.2-stable/wolfcrypt/src/port/arm/thumb2-sha512-asm.S \
+    wolfssl-5.7.2-stable/wolfcrypt/src/port/arm/thumb2-sha3-asm.S
+  echo "${wolfssl_orig##* }" >"$wolfssl_dir/.mcubench-unpacked"
+  rm -rf "$tmp"
 fi
 
 # The JUnit and OpenMetrics tests read our files with real parsers: junitparser (a JUnit reader CI

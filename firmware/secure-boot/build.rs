@@ -139,8 +139,63 @@ fn acvp_ml_dsa<P: MlDsaParams>(v: &std::collections::BTreeMap<String, Vec<u8>>) 
         .is_some_and(|sig| ml_dsa::VerifyingKey::<P>::decode(&pk).verify_internal(&v["message"], &sig))
 }
 
+/// Where `bash ci/setup.sh` unpacks wolfSSL 5.7.2's Thumb-2 assembly (MCUBENCH_THIRD_PARTY_SRC,
+/// default `<repository>/target/third-party/src`, as for Mbed TLS).
+fn wolfssl_tree() -> PathBuf {
+    println!("cargo:rerun-if-env-changed=MCUBENCH_THIRD_PARTY_SRC");
+    let root = env::var_os("MCUBENCH_THIRD_PARTY_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../target/third-party/src"));
+    root.join("wolfssl-5.7.2")
+}
+
+/// The `*_asm` rows' hash cores: wolfSSL's hand-written Thumb-2 assembly (GPL-2.0-or-later;
+/// `Transform_Sha256_Len`, `Transform_Sha512_Len`, `BlockSha3`), compiled unmodified with
+/// arm-none-eabi-gcc and linked into this firmware, which is never distributed. Sets
+/// `cfg(wolfssl_asm)` when built; without the source the rows are still there, and their first
+/// KAT panics with what to install (src/asm.rs), so they fail instead of disappearing.
+fn wolfssl_asm() {
+    let tree = wolfssl_tree();
+    let sources: Vec<PathBuf> = ["sha256", "sha512", "sha3"]
+        .iter()
+        .map(|h| tree.join(format!("wolfcrypt/src/port/arm/thumb2-{h}-asm.S")))
+        .collect();
+    // A missing file reruns this script on every build, so the rows come back once it is there.
+    for s in &sources {
+        println!("cargo:rerun-if-changed={}", s.display());
+    }
+    if !sources.iter().all(|s| s.is_file()) {
+        println!(
+            "cargo:warning=wolfSSL 5.7.2's Thumb-2 assembly is not in {}: the sha256_asm, sha384_asm and sha3_256_asm \
+             rows will fail (run `bash ci/setup.sh`, or set MCUBENCH_THIRD_PARTY_SRC)",
+            tree.display()
+        );
+        return;
+    }
+    let mut build = cc::Build::new();
+    // cc picks arm-none-eabi-gcc for the thumb targets (CC_<target> overrides it).
+    build
+        .include(&tree)
+        // The .S files' own switches: ARM assembly without NEON (Cortex-M has none), SHA-512 and
+        // SHA-3 enabled. WC_NO_HARDEN only silences settings.h's warning about the public-key
+        // options, which these files do not use.
+        .define("WOLFSSL_ARMASM", None)
+        .define("WOLFSSL_ARMASM_NO_NEON", None)
+        .define("WOLFSSL_SHA512", None)
+        .define("WOLFSSL_SHA3", None)
+        .define("WC_NO_HARDEN", None)
+        .warnings_into_errors(true);
+    build.files(&sources);
+    build.compile("wolfssl_thumb2");
+    println!("cargo:rustc-cfg=wolfssl_asm");
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo::rustc-check-cfg=cfg(wolfssl_asm)");
+    if env::var("TARGET").is_ok_and(|t| t.starts_with("thumb")) {
+        wolfssl_asm();
+    }
     let mut out = String::new();
 
     // The image: SHA-256 in counter mode over a fixed label (deterministic, incompressible).
@@ -155,6 +210,15 @@ fn main() {
     let sha384 = sha2::Sha384::digest(&image);
     let sha3_256 = sha3::Sha3_256::digest(&image);
     for (alg, id, d) in [("sha256", 1u32, &sha256[..]), ("sha384", 2, &sha384[..]), ("sha3_256", 3, &sha3_256[..])] {
+        let mut hdr = fixed(id);
+        hdr.extend(d);
+        emit(&mut out, &format!("sb_hdr_{alg}"), &hdr);
+    }
+    // The same rows hashed by wolfSSL's Thumb-2 assembly: their own headers (algorithm ids 101 to
+    // 103, apart from the signature schemes') over the same digests.
+    for (alg, id, d) in
+        [("sha256_asm", 101u32, &sha256[..]), ("sha384_asm", 102, &sha384[..]), ("sha3_256_asm", 103, &sha3_256[..])]
+    {
         let mut hdr = fixed(id);
         hdr.extend(d);
         emit(&mut out, &format!("sb_hdr_{alg}"), &hdr);
@@ -421,6 +485,34 @@ fn main() {
         assert_eq!(hex(want), got, "{name}");
         emit(&mut out, name, &hex(want));
     }
+
+    // FIPS 180-4 / FIPS 202 examples (the 448-bit message "abcdbcde...nopq", and for SHA-384 the
+    // 896-bit "abcdefgh...nopqrstu"): for SHA-2 their padding spills into a second block, a path
+    // that neither "abc" nor the 100 KiB image takes in the *_asm rows' drivers.
+    let m448 = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    let m896 = b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+    for (name, want, got) in [
+        (
+            "SHA256_448",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+            sha2::Sha256::digest(m448).to_vec(),
+        ),
+        (
+            "SHA384_896",
+            "09330c33f71147e83d192fc782cd1b4753111b173b3b05d22fa08086e3b0f712fcc7c71a557e2db966c3e9fa91746039",
+            sha2::Sha384::digest(m896).to_vec(),
+        ),
+        (
+            "SHA3_256_448",
+            "41c0dba2a9d6240849100376a8235e2c82e1b9998a999e21db32dd97496d3376",
+            sha3::Sha3_256::digest(m448).to_vec(),
+        ),
+    ] {
+        assert_eq!(hex(want), got, "{name}");
+        emit(&mut out, name, &hex(want));
+    }
+    emit(&mut out, "MSG_448", m448);
+    emit(&mut out, "MSG_896", m896);
 
     fs::write(PathBuf::from(env::var("OUT_DIR").unwrap()).join("signed.rs"), out).unwrap();
 }

@@ -14,9 +14,10 @@
 //! the digest), `<alg>/boot` (the whole path, which must accept), `<alg>/tampered` (the whole
 //! path over the image with one byte flipped: passes only when the path rejects it, so it
 //! fails closed), and official vectors (`<alg>/rfc8032-1`, `<alg>/cavp-1`, `<alg>/fips-abc`,
-//! `<alg>/acvp-...`, `<alg>/wycheproof-3`). Hybrid rows (`ml_dsa_65_ecdsa_p384`,
-//! `ml_dsa_87_ecdsa_p521`) also reject an image whose ML-DSA part or ECDSA part alone is bad
-//! (`<alg>/tampered-ml-dsa`, `<alg>/tampered-ecdsa`).
+//! `<alg>/acvp-...`, `<alg>/wycheproof-3`; for the `*_asm` rows, whose hash is wolfSSL's
+//! Thumb-2 assembly (src/asm.rs), also `<alg>/fips-448` or `sha384_asm/fips-896`). Hybrid rows
+//! (`ml_dsa_65_ecdsa_p384`, `ml_dsa_87_ecdsa_p521`) also reject an image whose ML-DSA part or
+//! ECDSA part alone is bad (`<alg>/tampered-ml-dsa`, `<alg>/tampered-ecdsa`).
 //!
 //! RSA (the `rsa` crate) keeps its big integers on the heap: a linked-list heap
 //! (embedded-alloc) in a static arena, counted by mcubench-support's `TrackingHeap`, so RSA's
@@ -26,6 +27,8 @@
 #![no_main]
 
 extern crate alloc;
+
+mod asm;
 
 use core::hint::black_box;
 use ed25519_dalek::Verifier as _;
@@ -78,6 +81,26 @@ pub fn sb_boot_sha384(image: &[u8], hdr: &[u8]) -> bool {
 #[inline(never)]
 pub fn sb_boot_sha3_256(image: &[u8], hdr: &[u8]) -> bool {
     header_ok(hdr, image, 3) && sha3::Sha3_256::digest(image)[..] == hdr[FIXED..]
+}
+
+// The same three hash-only rows with wolfSSL's Thumb-2 assembly as the hash (src/asm.rs).
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_sha256_asm(image: &[u8], hdr: &[u8]) -> bool {
+    header_ok(hdr, image, 101) && asm::sha256(image)[..] == hdr[FIXED..]
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_sha384_asm(image: &[u8], hdr: &[u8]) -> bool {
+    header_ok(hdr, image, 102) && asm::sha384(image)[..] == hdr[FIXED..]
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_sha3_256_asm(image: &[u8], hdr: &[u8]) -> bool {
+    header_ok(hdr, image, 103) && asm::sha3_256(image)[..] == hdr[FIXED..]
 }
 
 fn verify_p256(key: &[u8], digest: &[u8], sig: &[u8]) -> bool {
@@ -661,5 +684,47 @@ fn main() -> ! {
         },
         ML_DSA_87_SIG,
     );
+
+    // Hash-only rows with assembly. They stay after every other row: built without wolfSSL's
+    // source, their first KAT panics (src/asm.rs), and the rows before them are reported.
+    // The same KATs (FIPS 180-4 / FIPS 202 "abc" included), and the
+    // 448-bit and 896-bit examples (`<row>/fips-448`, `sha384_asm/fips-896`): for SHA-2 their
+    // padding takes a second block, a path neither "abc" nor the 100 KiB image takes.
+    hash_row(
+        &mut s,
+        "sha256_asm",
+        "SHA-256-asm",
+        |m, o| o.copy_from_slice(&asm::sha256(m)),
+        |i, h| sb_boot_sha256_asm(i, h),
+        &sb_hdr_sha256_asm,
+        &SHA256_ABC,
+    );
+    let mut d = [0u8; 32];
+    let m = measure(|| d = asm::sha256(black_box(&MSG_448)));
+    s.kat("sha256_asm/fips-448", "SHA-256-asm", "hash", &d, &SHA256_448, m);
+    hash_row(
+        &mut s,
+        "sha384_asm",
+        "SHA-384-asm",
+        |m, o| o.copy_from_slice(&asm::sha384(m)),
+        |i, h| sb_boot_sha384_asm(i, h),
+        &sb_hdr_sha384_asm,
+        &SHA384_ABC,
+    );
+    let mut d = [0u8; 48];
+    let m = measure(|| d = asm::sha384(black_box(&MSG_896)));
+    s.kat("sha384_asm/fips-896", "SHA-384-asm", "hash", &d, &SHA384_896, m);
+    hash_row(
+        &mut s,
+        "sha3_256_asm",
+        "SHA3-256-asm",
+        |m, o| o.copy_from_slice(&asm::sha3_256(m)),
+        |i, h| sb_boot_sha3_256_asm(i, h),
+        &sb_hdr_sha3_256_asm,
+        &SHA3_256_ABC,
+    );
+    let mut d = [0u8; 32];
+    let m = measure(|| d = asm::sha3_256(black_box(&MSG_448)));
+    s.kat("sha3_256_asm/fips-448", "SHA3-256-asm", "hash", &d, &SHA3_256_448, m);
     s.end()
 }

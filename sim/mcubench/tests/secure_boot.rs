@@ -19,6 +19,17 @@ use mcubench::report::tables;
 /// Most bytes the measurement's own frames (trampoline, closure) add to a boot KAT's `stack`.
 const WRAPPER: u32 = 32;
 
+/// The ELF the run used: the build under firmware/target/mcubench/ whose SHA-256 the report gives.
+fn built_elf(sha256: &str) -> std::path::PathBuf {
+    use sha2::Digest as _;
+    let builds = common::repo().join("firmware/target/mcubench");
+    std::fs::read_dir(&builds)
+        .unwrap()
+        .filter_map(|d| Some(d.ok()?.path().join("thumbv8m.main-none-eabihf/release/secure-boot")))
+        .find(|p| std::fs::read(p).is_ok_and(|b| format!("{:x}", sha2::Sha256::digest(&b)) == sha256))
+        .unwrap_or_else(|| panic!("no build under {} has SHA-256 {sha256}", builds.display()))
+}
+
 #[test]
 fn secure_boot_table_on_the_m33_is_real_and_pinned() {
     let mut scenario = Scenario::load(&common::repo().join("scenarios/secure-boot.yaml")).unwrap();
@@ -86,9 +97,27 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
         "sha384/fips-abc",
         "sha3_256/fips-abc",
         "ecdsa_p521/fips-abc",
+        "sha256_asm/fips-abc",
+        "sha384_asm/fips-abc",
+        "sha3_256_asm/fips-abc",
+        "sha256_asm/fips-448",
+        "sha384_asm/fips-896",
+        "sha3_256_asm/fips-448",
     ] {
         let k = cell.kats.iter().find(|k| k.id == id).unwrap_or_else(|| panic!("{id} ran"));
         assert_eq!(k.result, mcubench::judge::protocol::KatResult::Pass, "{id}");
+    }
+    // The rows with assembly run wolfSSL's Thumb-2 hash cores, and the stack analyzer bounds their
+    // boot paths (push/sub sp in hand-written assembly) with no annotation.
+    let elf = mcubench_elf::ElfImage::read(&built_elf(cell.elf_sha256.as_deref().unwrap())).unwrap();
+    for (row, core) in
+        [("sha256_asm", "Transform_Sha256_Len"), ("sha384_asm", "Transform_Sha512_Len"), ("sha3_256_asm", "BlockSha3")]
+    {
+        let facts = cell.table_rows.iter().find(|f| f.row == row).unwrap();
+        assert_eq!(facts.stack_static_kind, "exact", "{row}: {facts:?}");
+        let hash = cell.kats.iter().find(|k| k.id == format!("{row}/hash")).unwrap();
+        assert_eq!(hash.result, mcubench::judge::protocol::KatResult::Pass, "{row}/hash");
+        assert!(elf.symbol(core).is_some_and(|s| s.size > 0), "{row}: wolfSSL's {core} is in the ELF");
     }
     let markdown = tables::to_markdown(&report).expect("markdown table");
     let csv = tables::to_csv(&report).expect("csv table");

@@ -186,3 +186,39 @@ k7_stores_loop:
 k7_stores_exit:
     bx lr
 k7_stores_end:
+
+@ Plain extends (`uxtb`, `uxth`, `sxtb`, `sxth`, optionally rotated) do not use the early-ALU
+@ shifter: they read their source in EX2, and pair, as the older op, with a shifted operand2, or
+@ with a shift that then runs in the early ALU. [m7-meas] lists one by one the bitmanip ops that
+@ read early and those that cannot pair with a shifted operand2, both times without the plain
+@ extends (its example of a shifter op is `uxtab`), and [M7-llvm] gives `(S|U)XT(B|H)` no EX1
+@ shifter and an EX2 read (MEASURED by those lists, and Arm's model; [mastodon-m7] disagrees:
+@ see m7.rs `plain_extend`). Older op only, with its result a cycle late as an address: as before.
+@ body: [eor.w | add.w] 1; [uxtb.w ror (r1 from the late ALU: no stall) | lsrs (early)] 1;
+@ [uxtb | ldr.w (index r5 from the early lsrs: no stall)] 1; [uxtb | eor.w ror] 1;
+@ [subs | bne.w] 1 = 5. (Were extends shifter users, as [mastodon-m7] has it: the first uxtb.w
+@ waits a cycle for r1, the lsrs beside it runs late so the ldr.w waits one, and the last eor.w
+@ cannot pair: 8.) setup: [mov | movs] 1 + [movs | movs.w] 1 = 2. M7 = 2 + 99×5 + 5 + 2 = 504.
+@ Registers: r0-r6 and r12 only (the harness keeps its state in r7 and r8).
+    .global k7_extend, k7_extend_loop, k7_extend_exit, k7_extend_end
+    .balign 4
+    .thumb_func
+k7_extend:
+    mov r2, sp
+    movs r0, #100
+    movs r3, #0
+    movs r12, #0
+k7_extend_loop:
+    eor.w r1, r3, r12
+    add.w r6, r6, #1
+    uxtb.w r4, r1, ror #8
+    lsrs r5, r3, #24
+    uxtb r6, r1
+    ldr.w r1, [r2, r5, lsl #2]
+    uxtb r6, r4
+    eor.w r12, r12, r4, ror #24
+    subs r0, #1
+    bne.w k7_extend_loop
+k7_extend_exit:
+    bx lr
+k7_extend_end:

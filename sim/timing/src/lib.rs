@@ -24,7 +24,8 @@
 //!   other masters are not modelled.
 //! - The Cortex-M7 model is an approximation of a dual-issue core with branch prediction and caches
 //!   (Arm publishes no cycle table): an in-order issue model with a register scoreboard, from
-//!   public board measurements; on the held-back validation rows it is 0 to 18 % high, so expect
+//!   public board measurements; on the held-back validation rows (hand-written AES only) it is
+//!   within 3 %, but compiled C is not validated and mispredictions are not modelled, so expect
 //!   ±20 %. It is labelled as such in every report.
 //!
 //! Sources (each rule cites its section):

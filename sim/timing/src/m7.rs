@@ -20,8 +20,10 @@
 //!   only its method could be read here (the stored copy lacks the table and conclusions), so no
 //!   rule below rests on it alone. [mastodon-m7]: Cortex-M7 dual-issue notes posted under the
 //!   #CortexM7 tag (mastodawn.com/explore/tag/CortexM7): MEASURED "only one shifted-operand
-//!   instruction per cycle", extends and bitfield ops count as shifted, DSP only from the lower
-//!   address of a pair, `ADD.W R1,R0,R3; ADD.W R1,R1,R2` dual issues.
+//!   instruction per cycle", bitfield ops count as shifted, DSP only from the lower address of a
+//!   pair, `ADD.W R1,R0,R3; ADD.W R1,R1,R2` dual issues. It also says sign and zero extends count
+//!   as shifted, which [m7-meas] and [M7-llvm] contradict; the model follows those two
+//!   ([`plain_extend`]).
 //! - [M7-llvm] LLVM `ARMScheduleM7.td` and `ARMLatencyMutations.cpp` (Arm-contributed
 //!   scheduling model, not a measurement): two load pipes, one store pipe, one MAC; EX1 address
 //!   generation and shifts, EX2 ALUs; latencies where the measurements are silent (word load
@@ -146,7 +148,10 @@ pub(crate) fn cost(
         && uses.iter().all(|&(r, u)| ready_at(state, r, u) == 0)
         && !subword_store_waits(state, insn, 0)
     {
-        let early = sources_early(state, &uses, 0);
+        // [m7-meas] "shifts and rotations (aliased to mov) can enter early alu from older or
+        // younger op provided that the other instruction is not inline shifted operand one or
+        // bitmanip (e.g. `rev`, `bfi`, `uxtab`) op using early alu shifter".
+        let early = sources_early(state, &uses, 0) && !uses_ex1_shifter(p);
         // A multi-cycle instruction that pairs (VDIV/VSQRT "dual issues with one integer
         // instruction and locks pipeline for the rest of the duration", [m7-meas]) holds issue
         // for the rest of its cycles.
@@ -256,8 +261,10 @@ fn pairs(older: &Insn, insn: &Insn) -> bool {
     }
     // [m7-meas] "`bfi`, `bfc`, `sbfx`, `ubfx`, `rbit`, `rev`, ..., `{s,u}xta{b,h,b16}`,
     // `pkh{bt,tb}` instructions can't be dual issued with operand2 inline_shifted_reg/
-    // shifted_constant instruction"; [mastodon-m7] extends count as shifted too.
-    if bitmanip(older) && operand2_shifted(insn) {
+    // shifted_constant instruction": the bitmanip ops that use the EX1 shifter. A plain extend
+    // (`uxtb`, `sxth`, ...) is not in that list and does not use the shifter ([`plain_extend`]),
+    // so it pairs with a shifted operand2 as the older op.
+    if shifter_bitmanip(older) && operand2_shifted(insn) {
         return false;
     }
     // [m7-meas] stores: "cannot dual issue two stores", "can be dual issued with load".
@@ -331,9 +338,32 @@ fn older_only(i: &Insn) -> bool {
     bitmanip(i) || i.mnemonic.starts_with("clz") || (i.class == Class::Dsp && !dsp_multiply(i))
 }
 
-/// Bitfield, extend, byte-reverse and pack instructions (the early-ALU shifter's users).
+/// Bitfield, extend, byte-reverse and pack instructions.
 fn bitmanip(i: &Insn) -> bool {
     bitfield(i) || i.mnemonic.starts_with("pkh")
+}
+
+/// The bitmanip ops that use the early-ALU (EX1) shifter: all but the plain extends.
+fn shifter_bitmanip(i: &Insn) -> bool {
+    bitmanip(i) && !plain_extend(i)
+}
+
+/// UXTB, UXTH, SXTB, SXTH, UXTB16, SXTB16 (optionally rotated; not the accumulating
+/// `{s,u}xta*`): older op only like every bitmanip op, and their result is an address a cycle
+/// late ([m7-meas] names `uxtb` for both), but they neither read their source in EX1 nor occupy
+/// the EX1 shifter. [m7-meas] lists which bitmanip ops read early ("`sbfx`, `ubfx`, `rbit`,
+/// `rev`, `rev16`, `revsh`"; "`bfi`, `pkh{bt,tb}` and `{s,u}xta{b,h,b16}`") and which cannot
+/// pair with a shifted operand2 (the same set plus `bfc`), both times without the plain
+/// extends, and gives `uxtab` (not `uxtb`) as its example of a "bitmanip ... op using early alu
+/// shifter"; [M7-llvm] (Arm's model) gives `(t|t2)(S|U)XT(B|H)` the SIMD and ALU units without
+/// `M7UnitShift1` and a normal EX2 read (`ReadALU`), where `(S|U)XTA`, `PKH`, `SBFX/UBFX` and
+/// `REV/RBIT` take `M7UnitShift1` and read at EX1 (`M7Read_ISS`). [mastodon-m7] disagrees ("sign
+/// and zero extension operations _also_ count as having shifted operands", noting that this
+/// contradicts other reverse engineers); the model follows the measurement that lists the
+/// instructions one by one and Arm's own model, which agree.
+fn plain_extend(i: &Insn) -> bool {
+    let m = i.mnemonic.as_str();
+    (m.starts_with("uxt") || m.starts_with("sxt")) && !m[3..].starts_with('a')
 }
 
 /// The DSP multiplies (SMLAD, SMUAD, SMULxy, SMLAxy, SMMUL, ...): the MAC unit. [m7-meas]:
@@ -381,7 +411,12 @@ fn fp_transfer(i: &Insn) -> bool {
 /// An operand2 that goes through the EX1 shifter: an inline shifted register or a shifted 8-bit
 /// constant (a data-processing instruction; a load's scaled index is address generation).
 fn operand2_shifted(i: &Insn) -> bool {
-    i.class == Class::Alu && (shifted_register(i) || shifted_constant(i))
+    i.class == Class::Alu && !bitmanip(i) && (shifted_register(i) || shifted_constant(i))
+}
+
+/// Whether `i` occupies the EX1 shifter: a shifted operand2 or a shifter bitmanip op.
+fn uses_ex1_shifter(i: &Insn) -> bool {
+    operand2_shifted(i) || shifter_bitmanip(i)
 }
 
 /// A plain shift or rotate (`lsl.w r2, r3, #12`, `ror.w r2, r3, r4`), not RRX.
@@ -422,12 +457,13 @@ fn two_cycle_dsp(i: &Insn) -> bool {
 /// The register an instruction reads in EX1 as a shifter input: an inline shifted operand2
 /// register ([m7-meas] "inline shifted/rotated (register) operand is consumed in early ALU
 /// (source must be available a cycle earlier than normally)"), or the source of a bitfield,
-/// extend, REV or PKH ([m7-meas] "`sbfx`, `ubfx`, `rbit`,`rev` ... execute in early alu and
-/// can't source from late ALU of previous cycle"; "in `bfi`, `pkh{bt,tb}` and
+/// extending add, REV or PKH ([m7-meas] "`sbfx`, `ubfx`, `rbit`,`rev` ... execute in early alu
+/// and can't source from late ALU of previous cycle"; "in `bfi`, `pkh{bt,tb}` and
 /// `{s,u}xta{b,h,b16}` instructions the 'extracted' or shifted ... register consume its operand
-/// in early ALU"): the last register operand in each of these forms.
+/// in early ALU"): the last register operand in each of these forms. Not the plain extends
+/// ([`plain_extend`]), which read in EX2.
 fn early_operand(i: &Insn) -> Option<Reg> {
-    if !(bitmanip(i) || (i.class == Class::Alu && shifted_register(i))) {
+    if !(shifter_bitmanip(i) || (operand2_shifted(i) && shifted_register(i))) {
         return None;
     }
     i.operands.split(',').map(str::trim).rev().find_map(register)
@@ -610,6 +646,26 @@ mod tests {
         assert_eq!(cycles(&[0x3401, 0xb2d9]), 2);
         // ... but as the older op it pairs: uxtb r1, r3; adds r4, #1 = 1.
         assert_eq!(cycles(&[0xb2d9, 0x3401]), 1);
+    }
+
+    /// Plain extends (`uxtb`, `sxth`, ...) against the bitmanip ops that use the EX1 shifter
+    /// (`uxtab`, `rev`, ...): [m7-meas]'s lists and [M7-llvm]'s units (see `plain_extend`).
+    #[test]
+    fn plain_extends_do_not_use_the_early_shifter() {
+        // uxtb.w r0, r1, ror #8; eor.w r2, r2, r3, ror #24: a plain extend pairs with a shifted
+        // operand2 as the older op: 1. uxtab r0, r4, r1 in its place takes the shifter: 2.
+        assert_eq!(cycles(&[0xfa5f, 0xf091, 0xea82, 0x6233]), 1);
+        assert_eq!(cycles(&[0xfa54, 0xf081, 0xea82, 0x6233]), 2);
+        // eors r1, r2; uxtb r0, r1: the extend reads its source in EX2, so the late result of
+        // the cycle before is in time: 2. rev r0, r1 reads in EX1 and waits one: 3.
+        assert_eq!(cycles(&[0x4051, 0xb2c8]), 2);
+        assert_eq!(cycles(&[0x4051, 0xba08]), 3);
+        // uxtb.w r5, r3, ror #16; lsrs r4, r0, #24 | uxtb r6, r1; ldr.w sl, [r2, r4, lsl #2]: the
+        // younger shift runs in the early ALU beside a plain extend, so its result is the next
+        // cycle's index: 2. Beside uxtab r5, r7, r3 (a shifter user) it runs late and the load
+        // waits one: 3.
+        assert_eq!(cycles(&[0xfa5f, 0xf5a3, 0x0e04, 0xb2ce, 0xf852, 0xa024]), 2);
+        assert_eq!(cycles(&[0xfa57, 0xf583, 0x0e04, 0xb2ce, 0xf852, 0xa024]), 3);
     }
 
     /// A VDIV that pairs with an integer instruction still takes its 16 cycles.

@@ -195,7 +195,7 @@ fn cortex_m7_kernels_match_its_rules(#[case] kernel: &str, #[case] m7: u64) {
 /// (k7_late), bank-paired loads (k7_loads), byte-load latency (k7_ldb), MAC chaining and
 /// multiply latency (k7_mac), the one-shifter rule and early shifted operands (k7_shift),
 /// bitfield ops as older op only and their late address use (k7_bitfield), store pairing and
-/// byte-store throughput (k7_stores).
+/// byte-store throughput (k7_stores), plain extends beside shifted operands and shifts (k7_extend).
 #[rstest::rstest]
 #[case("k7_pair", 203)]
 #[case("k7_late", 303)]
@@ -205,6 +205,7 @@ fn cortex_m7_kernels_match_its_rules(#[case] kernel: &str, #[case] m7: u64) {
 #[case("k7_shift", 503)]
 #[case("k7_bitfield", 504)]
 #[case("k7_stores", 603)]
+#[case("k7_extend", 504)]
 fn cortex_m7_kernels_match_the_measurements(#[case] kernel: &str, #[case] m7: u64) {
     let k = assemble("armv7em-m7.S", "cortex-m7", &[], Arch::V7EM, false);
     assert_eq!(k.price_loop(&Model::new(Core::CortexM7), kernel), m7, "{kernel} on Cortex-M7");
