@@ -111,14 +111,26 @@ impl Code<'_> {
     }
 }
 
+/// Literal-pool words holding a function's address, by how the code uses them.
+#[derive(Debug, Default)]
+pub(crate) struct PoolWords {
+    /// Used only as a branch target: a direct call, the function is not address-taken.
+    pub(crate) branch_only: BTreeSet<u32>,
+    /// Read only by PC-relative `ldr` into a register (the address is a constant the code
+    /// builds, like a `movw`/`movt` pair): not a word of a function table in data
+    /// ([`crate::vtable`]'s assumption covers it).
+    pub(crate) loaded_only: BTreeSet<u32>,
+}
+
 /// Literal-pool words (their addresses) whose function address is used only as a branch
-/// target; `skip`: addresses not to consider (the vector table's words).
-pub(crate) fn branch_only_words(
+/// target or only loaded into a register; `skip`: addresses not to consider (the vector
+/// table's words).
+pub(crate) fn pool_words(
     image: &ElfImage,
     fmap: &FunctionMap,
     source: &dyn InsnSource,
     skip: &dyn Fn(u32) -> bool,
-) -> BTreeSet<u32> {
+) -> PoolWords {
     let is_fn = |w: u32| w & 1 == 1 && fmap.at(w).is_some();
     // Candidates: aligned function addresses in literal pools; and every loaded word's value,
     // to rule out pools that data points into.
@@ -144,28 +156,31 @@ pub(crate) fn branch_only_words(
             off += 4;
         }
     }
+    let mut out = PoolWords::default();
     if candidates.is_empty() {
-        return BTreeSet::new();
+        return out;
     }
     pointed.sort_unstable();
     let mut code = Code { image, fmap, source, decoded: HashMap::new() };
-    let mut out = BTreeSet::new();
     for (addr, w) in candidates {
         let Some(run) = fmap.data_range(addr) else { continue };
         let k = pointed.partition_point(|&p| p < run.start);
         if pointed.get(k).is_some_and(|&p| p < run.end) {
             continue; // data points into this pool: it may be read as a table
         }
-        if only_branched_to(&mut code, addr, run, w & !1) {
-            out.insert(addr);
+        if only_loaded(&mut code, addr, run, Some(w & !1)) {
+            out.branch_only.insert(addr);
+        } else if only_loaded(&mut code, addr, run, None) {
+            out.loaded_only.insert(addr);
         }
     }
     out
 }
 
-/// Whether every instruction that can address the word at `addr` (in the pool `run`) is a load
-/// whose value is only branched through, to `target`, and at least one such load exists.
-fn only_branched_to(code: &mut Code, addr: u32, run: DataRange, target: u32) -> bool {
+/// Whether every instruction that can address the word at `addr` (in the pool `run`) is a
+/// 4-byte load of it into a register — whose value is only branched through, to `target`, when
+/// one is given — and at least one such load exists.
+fn only_loaded(code: &mut Code, addr: u32, run: DataRange, target: Option<u32>) -> bool {
     let (lo, hi) = (addr.saturating_sub(REACH), addr.saturating_add(REACH));
     let ranges = code.ranges_around(lo, hi);
     let in_run = |a: u32| a >= run.start && a < run.end;
@@ -202,7 +217,9 @@ fn only_branched_to(code: &mut Code, addr: u32, run: DataRange, target: u32) -> 
                         Flow::JumpIndirect { literal: Some(l) } if l == addr => loads += 1,
                         Flow::Next if i.class == (mcubench_thumb::Class::Load { width: 4 }) => {
                             let Some(rd) = (0..13u8).find(|&r| i.writes.contains(r)) else { return false };
-                            if i.writes.0 & !(1 << rd) != 0 || !used_only_as_branch(code, &d, i, rd, target) {
+                            if i.writes.0 & !(1 << rd) != 0
+                                || target.is_some_and(|t| !used_only_as_branch(code, &d, i, rd, t))
+                            {
                                 return false;
                             }
                             loads += 1;

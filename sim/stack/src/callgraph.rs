@@ -29,14 +29,14 @@ pub(crate) struct Taken {
 }
 
 /// `vectors`: the vector table's extent, whose words are roots, not address-taken functions;
-/// `branch_only`: literal-pool words only ever branched through ([`crate::branch_literal`]),
-/// which are direct calls, not taken addresses.
+/// `pool`: literal-pool words only ever branched through ([`crate::branch_literal`]), which
+/// are direct calls, not taken addresses, and those only loaded into registers.
 pub(crate) fn address_taken(
     image: &ElfImage,
     fmap: &FunctionMap,
     functions: &[FunctionStack],
     vectors: Option<&crate::exception::VectorExtent>,
-    branch_only: &BTreeSet<u32>,
+    pool: &crate::branch_literal::PoolWords,
 ) -> Taken {
     let is_fn = |w: u32| w & 1 == 1 && fmap.at(w).is_some();
     let mut taken = Taken::default();
@@ -51,7 +51,7 @@ pub(crate) fn address_taken(
         let mut words = Vec::new();
         while (off as usize) + 4 <= data.len() {
             let addr = base + off;
-            if vectors.is_some_and(|v| v.contains(addr)) || branch_only.contains(&addr) {
+            if vectors.is_some_and(|v| v.contains(addr)) || pool.branch_only.contains(&addr) {
                 off += 4;
                 continue;
             }
@@ -77,7 +77,11 @@ pub(crate) fn address_taken(
                 taken.all.insert(w & !1);
                 if !in_vtable.contains(&at) {
                     taken.free.insert(w & !1);
-                    taken.vt.data_free.insert(w & !1);
+                    // A pool word only loaded into a register is an address the code builds,
+                    // like `movw`/`movt`: not a word of a table a vtable call could read.
+                    if !pool.loaded_only.contains(&at) {
+                        taken.vt.data_free.insert(w & !1);
+                    }
                 }
             }
         }

@@ -67,8 +67,8 @@ pub struct CallSite {
     pub loaded_from: Option<Loaded>,
     /// For an indirect call shaped like a Rust trait-object method call: the target was loaded
     /// from `[rV, #slot]` where rV is the second word and r0 (the receiver) the first word of
-    /// one fat pointer `(data, vtable)`: loaded together (`ldrd`, or two `ldr` of adjacent
-    /// words in straight-line code) or passed in r0 and r1 (`sim/stack/src/vtable.rs`).
+    /// one fat pointer `(data, vtable)`: loaded together (`ldrd`), as two `ldr` of adjacent
+    /// words through one value of their base, or passed in r0 and r1 (`sim/stack/src/vtable.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fat_slot: Option<u32>,
     /// For a direct call: the argument registers (r0–r3) that hold a function's Thumb address
@@ -177,6 +177,13 @@ enum Val {
         slot: u32,
         pair: u32,
     },
+    /// Loaded from `[rV, #slot]` where rV held `Half { base, off }`: a method, if the word below
+    /// that half is the receiver in r0 at the call.
+    HalfSlot {
+        slot: u32,
+        base: Reg,
+        off: i32,
+    },
 }
 
 /// One IT block: the addresses of its instructions with their sense (true: then).
@@ -184,6 +191,11 @@ enum Val {
 struct ItBlock {
     insns: Vec<(u32, bool)>,
     end: u32,
+    /// When every instruction of the block has the IT's own condition and the block ends at
+    /// a branch on that same condition (`itt ne; ldrne r5, [r4, #4]; cmpne r5, #0; bne x`):
+    /// the address after that branch. With the block skipped the flags are unchanged, so the
+    /// branch is not taken.
+    skipped_past: Option<u32>,
 }
 
 impl ItBlock {
@@ -192,12 +204,17 @@ impl ItBlock {
     fn next(&self, addr: u32, same: bool) -> u32 {
         let Some(k) = self.insns.iter().position(|(a, _)| *a == addr) else { return self.end };
         let sense = self.insns[k].1;
-        self.insns[k + 1..].iter().find(|(_, s)| (*s == sense) == same).map_or(self.end, |(a, _)| *a)
+        let next = self.insns[k + 1..].iter().find(|(_, s)| (*s == sense) == same).map_or(self.end, |(a, _)| *a);
+        match self.skipped_past {
+            Some(past) if !same && next == self.end => past,
+            _ => next,
+        }
     }
 }
 
 /// IT blocks of a function whose conditions stay fixed inside the block (no instruction in the
-/// block writes the flags): every instruction of such a block maps to it.
+/// block writes the flags, or only its last one, after its own condition was evaluated): every
+/// instruction of such a block maps to it.
 fn it_blocks(insns: &BTreeMap<u32, Insn>) -> HashMap<u32, std::rc::Rc<ItBlock>> {
     let mut out = HashMap::new();
     for (&a, i) in insns {
@@ -210,19 +227,29 @@ fn it_blocks(insns: &BTreeMap<u32, Insn>) -> HashMap<u32, std::rc::Rc<ItBlock>> 
         let mut block = Vec::new();
         let mut at = a + u32::from(i.len);
         let mut flags_safe = true;
-        for &sense in &senses {
+        for (k, &sense) in senses.iter().enumerate() {
             let Some(x) = insns.get(&at) else {
                 flags_safe = false;
                 break;
             };
-            if writes_flags(x) {
+            if writes_flags(x) && k + 1 < senses.len() {
                 flags_safe = false;
             }
             block.push((at, sense));
             at += u32::from(x.len);
         }
         if flags_safe {
-            let b = std::rc::Rc::new(ItBlock { insns: block.clone(), end: at });
+            let cond = i.operands.trim();
+            let skipped_past = insns
+                .get(&at)
+                .filter(|b| {
+                    senses.iter().all(|&s| s)
+                        && matches!(b.flow, Flow::Branch { .. })
+                        && b.conditional
+                        && b.mnemonic.trim_end_matches(".w").trim_end_matches(".n").strip_prefix('b') == Some(cond)
+                })
+                .map(|b| at + u32::from(b.len));
+            let b = std::rc::Rc::new(ItBlock { insns: block.clone(), end: at, skipped_past });
             for (x, _) in block {
                 out.insert(x, b.clone());
             }
@@ -841,10 +868,12 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         // A pair half names its base register: once the base is written it is only the slot
         // it was loaded from.
         for v in next.regs.iter_mut() {
-            if let Some(Val::Half { base, off, slot, .. }) = *v
-                && insn.writes.contains(base)
-            {
-                *v = slot.then_some(Val::Slot(off as u32));
+            match *v {
+                Some(Val::Half { base, off, slot, .. }) if insn.writes.contains(base) => {
+                    *v = slot.then_some(Val::Slot(off as u32));
+                }
+                Some(Val::HalfSlot { slot, base, .. }) if insn.writes.contains(base) => *v = Some(Val::Slot(slot)),
+                _ => {}
             }
         }
         // Successor addresses when the instruction executes / is skipped: inside an IT block
@@ -899,7 +928,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
             {
                 *slot = o.checked_add(imm).map(Val::Sp);
             }
-            for (rd, v) in fat_pointer_defs(insns, insn, &state.regs) {
+            for (rd, v) in fat_pointer_defs(insn, &state.regs) {
                 next.regs[usize::from(rd)] = Some(v);
             }
         }
@@ -927,6 +956,7 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         let slot = via.and_then(|r| match state.regs[usize::from(r)] {
             Some(Val::Slot(o)) => Some(o),
             Some(Val::Half { off, slot: true, .. }) => Some(off as u32),
+            Some(Val::HalfSlot { slot, .. }) => Some(slot),
             _ => None,
         });
         let loaded_from = via.and_then(|r| match state.regs[usize::from(r)] {
@@ -936,6 +966,13 @@ fn walk(cx: &Cx, f: &Function, entry: u32, mode: Mode, want: &[u32]) -> Walked {
         // The receiver in r0 is the data word of the pair whose vtable word gave the slot.
         let fat_slot = via.and_then(|r| match (state.regs[usize::from(r)], state.regs[0]) {
             (Some(Val::FatSlot { slot, pair }), Some(Val::FatData(p))) if p == pair => Some(slot),
+            // Loaded separately: the target from `[rV, #k]` with rV the word at `[b, #o]`, r0 the
+            // word at `[b, #o - 4]`, both still valid (b not written since).
+            (Some(Val::HalfSlot { slot, base: b, off: o }), Some(Val::Half { base: b0, off: o0, .. }))
+                if b == b0 && o0.checked_add(4) == Some(o) =>
+            {
+                Some(slot)
+            }
             _ => None,
         });
         let slot = slot.or(fat_slot);
@@ -1534,16 +1571,25 @@ fn after_semihosting(insns: &BTreeMap<u32, Insn>, addr: u32) -> bool {
     false
 }
 
+/// The condition codes an instruction in an IT block carries as a mnemonic suffix.
+const CONDITIONS: [&str; 16] = ["eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le"];
+
 /// What an instruction defines of a fat pointer `(data, vtable)`: `ldrd rD, rV, [Rn, #k]` loads
-/// one whole; `ldr` of one word of a pair whose other word an earlier `ldr` of the same
-/// straight-line code loaded from the same base completes it (LLVM also splits the pair:
-/// `ldr.w r0, [r6, #8]!; ldr r1, [r6, #4]`); a lone `ldr` is a [`Val::Half`]; `mov rd, rm`
-/// copies a tracked word. Every other write has already cleared the register.
-fn fat_pointer_defs(insns: &BTreeMap<u32, Insn>, insn: &Insn, regs: &[Option<Val>; 16]) -> Vec<(Reg, Val)> {
-    if insn.conditional {
-        return Vec::new();
-    }
+/// one whole; an `ldr` is a [`Val::Half`], the word at `[base, #off]`, dropped on the path where
+/// its base is written. LLVM also loads the pair's words separately (`ldr.w r0, [r6, #8]!; ldr
+/// r1, [r6, #4]`, or in different blocks, one of them conditionally, next to other words of the
+/// same struct), so which two halves form the pair is decided at the call: r0 the word just
+/// below the one the target was loaded through. `mov rd, rm` copies a tracked word. Every other
+/// write has already cleared the register.
+fn fat_pointer_defs(insn: &Insn, regs: &[Option<Val>; 16]) -> Vec<(Reg, Val)> {
+    // A conditional instruction is only applied to the state in which it executes (an IT
+    // block splits the state), so it defines pair words like an unconditional one.
     let m = insn.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+    // `ldrne`, `movne`: the condition suffix of an instruction in an IT block.
+    let m = match m.len().checked_sub(2).map(|k| m.split_at(k)) {
+        Some((op, c)) if insn.conditional && CONDITIONS.contains(&c) => op,
+        _ => m,
+    };
     let ops: Vec<&str> = insn.operands.split(',').map(str::trim).collect();
     // A pair on the stack (a fat pointer spilled or built in the frame) counts too.
     let plain_load = |mem: &mcubench_thumb::Mem| !mem.store && mem.base != mcubench_thumb::PC && mem.index.is_none();
@@ -1556,6 +1602,15 @@ fn fat_pointer_defs(insns: &BTreeMap<u32, Insn>, insn: &Insn, regs: &[Option<Val
         },
         ("ldr", [d, ..]) => {
             let (Some(mem), Some(d)) = (insn.mem, parse_reg(d)) else { return Vec::new() };
+            // A word loaded through a half: a method slot, should that half be a vtable word.
+            if let Some(Val::Half { base, off, .. }) = regs[usize::from(mem.base)]
+                && plain_load(&mem)
+                && mem.bytes == 4
+                && !mem.writeback
+                && mem.offset >= 0
+            {
+                return vec![(d, Val::HalfSlot { slot: mem.offset as u32, base, off })];
+            }
             // A load through a vtable word is a method slot (`Val::FatSlot`), one from a
             // constant address a word the analysis reads (`Val::Loaded`): not pair halves.
             if !plain_load(&mem)
@@ -1579,38 +1634,19 @@ fn fat_pointer_defs(insns: &BTreeMap<u32, Insn>, insn: &Insn, regs: &[Option<Val
                 at: insn.addr,
                 slot: !mem.writeback && mem.offset >= 0 && mem.base != mcubench_thumb::SP,
             };
-            for (r, v) in regs.iter().enumerate() {
-                let Some(Val::Half { base, off: o, at, .. }) = *v else { continue };
-                if base != mem.base || r == usize::from(d) || !straight_line(insns, at, insn.addr, base) {
-                    continue;
-                }
-                if off.checked_add(4) == Some(o) {
-                    return vec![(d, Val::FatData(insn.addr)), (r as Reg, Val::FatVtable(insn.addr))];
-                }
-                if o.checked_add(4) == Some(off) {
-                    return vec![(r as Reg, Val::FatData(insn.addr)), (d, Val::FatVtable(insn.addr))];
-                }
-            }
             vec![(d, half)]
         }
         ("mov", [d, r]) => match (parse_reg(d), parse_reg(r).and_then(|r| regs[usize::from(r)])) {
-            (Some(d), Some(v @ (Val::FatData(_) | Val::FatVtable(_) | Val::FatSlot { .. }))) => vec![(d, v)],
+            (
+                Some(d),
+                Some(v @ (Val::FatData(_) | Val::FatVtable(_) | Val::FatSlot { .. } | Val::Half { .. } | Val::HalfSlot { .. })),
+            ) => {
+                vec![(d, v)]
+            }
             _ => Vec::new(),
         },
         _ => Vec::new(),
     }
-}
-
-/// The instructions after `from` up to `to` (excluded) are straight-line code (no branch,
-/// call, conditional instruction) that does not write `base`: two loads at `from` and `to`
-/// read through the same value of `base`.
-fn straight_line(insns: &BTreeMap<u32, Insn>, from: u32, to: u32, base: Reg) -> bool {
-    from < to
-        && to - from <= 32
-        && insns
-            .range(from + 1..to)
-            .all(|(_, i)| matches!(i.flow, Flow::Next) && !i.conditional && !i.writes.contains(base))
-        && insns.get(&from).is_some_and(|i| !i.conditional)
 }
 
 /// `add`/`sub` of an immediate to a register with a known value (the -O0 epilogue
@@ -1641,6 +1677,7 @@ fn frame_pointer_arith(insn: &Insn, regs: &[Option<Val>; 16]) -> Option<(Reg, Va
             | Val::Half { .. }
             | Val::FatData(_)
             | Val::FatVtable(_)
+            | Val::HalfSlot { .. }
             | Val::FatSlot { .. } => return None,
         },
     ))

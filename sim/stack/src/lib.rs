@@ -239,9 +239,8 @@ pub fn analyze_with(image: &ElfImage, options: &StackOptions, source: &dyn InsnS
         functions[j] = frame::function_stack(image, &fmap, &fmap.functions()[j], source, &want);
     }
     let vectors = exception::vector_extent(image, options.arch);
-    let branch_only =
-        branch_literal::branch_only_words(image, &fmap, source, &|a| vectors.as_ref().is_some_and(|v| v.contains(a)));
-    let taken = address_taken(image, &fmap, &functions, vectors.as_ref(), &branch_only);
+    let pool = branch_literal::pool_words(image, &fmap, source, &|a| vectors.as_ref().is_some_and(|v| v.contains(a)));
+    let taken = address_taken(image, &fmap, &functions, vectors.as_ref(), &pool);
     let names = name_index(&fmap);
     let (annotations, pack_uses) = if options.packs {
         let (mut annotations, mut uses) = packs::apply(image, &fmap, &functions, &options.annotations);

@@ -19,8 +19,9 @@
 //!   all. Their functions are words in the ELF's data outside the vtables found, so the
 //!   targets also hold every function whose address is a word in data
 //!   ([`Vtables::data_free`]).
-//! - Left out: functions whose address only code builds (`movw`/`movt`), which reach memory
-//!   only through stores at run time. That is the assumption: *a function table reached
+//! - Left out: functions whose address only code builds (`movw`/`movt`, or a PC-relative `ldr`
+//!   of a literal-pool word that nothing else addresses: [`crate::branch_literal`]), which reach
+//!   memory only through stores at run time. That is the assumption: *a function table reached
 //!   through the second word of a (receiver, table) pair is never assembled at run time from
 //!   such addresses* (true of every rustc vtable; a hand-made table would have to be built in
 //!   RAM and leaked as `&'static`). It is listed among the analyzer's limitations.
@@ -108,9 +109,9 @@ pub(crate) fn trait_of(demangled: &str) -> Option<String> {
 #[derive(Debug, Default)]
 pub(crate) struct Vtables {
     pub(crate) tables: Vec<Vtable>,
-    /// Functions whose address is a word in data (read-only or not, literal pools included)
-    /// outside the method slots of the vtables found: possibly in a table the scan did not
-    /// recognise ([module docs](self)).
+    /// Functions whose address is a word in data (read-only or not, and literal-pool words
+    /// that something other than a PC-relative `ldr` may address) outside the method slots of
+    /// the vtables found: possibly in a table the scan did not recognise ([module docs](self)).
     pub(crate) data_free: BTreeSet<u32>,
     /// The ELF holds Rust code (functions of `core`): only then are (receiver, table) pairs
     /// taken for trait objects. A C program's `{ ctx, ops }` pairs keep the address-taken set.
@@ -128,9 +129,11 @@ pub(crate) fn has_rust_core(fmap: &FunctionMap) -> bool {
 
 impl Vtables {
     /// Targets of a call through slot `slot` of the vtable of a fat pointer (a
-    /// [`crate::CallSite::fat_slot`]) and the text of the fact, or `None` when no vtable has
-    /// a function in that slot (then the site is no trait-object call the analysis knows:
-    /// the caller falls back to the address-taken set).
+    /// [`crate::CallSite::fat_slot`]) and the text of the fact; `None` for an image without
+    /// Rust's `core` (the caller falls back to the address-taken set). When no vtable has a
+    /// function in that slot (typically slot 0, `drop_in_place`, of a `Box<dyn Trait>` whose
+    /// vtables all have no drop glue, called only when not null), the targets are the
+    /// functions in data outside vtables alone: the same argument as for any slot.
     pub(crate) fn site_targets(&self, slot: u32, fmap: &FunctionMap) -> Option<(BTreeSet<u32>, String)> {
         if !self.rust {
             return None;
@@ -145,9 +148,6 @@ impl Vtables {
                 Some(t) => *traits.entry(t).or_default() += 1,
                 None => unnamed += 1,
             }
-        }
-        if methods.is_empty() {
-            return None;
         }
         let n_tables: usize = traits.values().sum::<usize>() + unnamed;
         let mut named: Vec<String> = traits.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
