@@ -3,7 +3,7 @@
 //! table (Markdown and CSV, rendered from the report) is pinned by a snapshot in `snapshots/`.
 //!
 //! Only mps2-an505 runs here: building the firmware (RustCrypto SHA-2/3, RSA, ECDSA P-256/384/521,
-//! Ed25519, Ed448, ML-DSA, SLH-DSA, plus their host copies for the build script) costs about
+//! Ed25519, Ed448, ML-DSA, SLH-DSA, LMS, XMSS, plus their host copies for the build script) costs about
 //! 110 s of CPU per memory layout cold, so the mps2-an386 row set is left to
 //! `mcubench run scenarios/secure-boot.yaml`.
 
@@ -82,6 +82,9 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
         "ml_dsa_65/acvp-sigver",
         "ml_dsa_87/acvp-sigver",
         "slh_dsa_sha2_128s/acvp-sigver-sha2-192s",
+        "lms_h10_w8/rfc8554-tc1",
+        "lms_h10_w8/rfc8554-tc2",
+        "xmss_sha2_10_256/ref-kat-0",
         "sha256/fips-abc",
         "sha384/fips-abc",
         "sha3_256/fips-abc",
