@@ -705,7 +705,11 @@ fn main() -> ! {
         signed(&sb_hdr_xmss_sha2_10_256, &sb_sig_xmss_sha2_10_256, &sb_key_xmss_sha2_10_256),
     );
     let m = measure(|| {
-        ok = xmss::verify(black_box(&LIBOQS_XMSS_KAT0_PK), black_box(&LIBOQS_XMSS_KAT0_MSG), black_box(&LIBOQS_XMSS_KAT0_SIG))
+        ok = xmss::verify(
+            black_box(&LIBOQS_XMSS_KAT0_PK),
+            black_box(&LIBOQS_XMSS_KAT0_MSG),
+            black_box(&LIBOQS_XMSS_KAT0_SIG),
+        )
     });
     s.kat("xmss_sha2_10_256/ref-kat-0", "XMSS-SHA2_10_256", "verify", verdict(ok), ACCEPT, m);
     s.end()

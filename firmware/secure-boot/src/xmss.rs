@@ -39,11 +39,7 @@ impl Adrs {
         Adrs([0, 0, 0, kind, word4, 0, 0, 0])
     }
     pub fn bytes(&self) -> [u8; 32] {
-        let mut b = [0u8; 32];
-        for (chunk, w) in b.chunks_exact_mut(4).zip(self.0) {
-            chunk.copy_from_slice(&w.to_be_bytes());
-        }
-        b
+        core::array::from_fn(|i| self.0[i / 4].to_be_bytes()[i % 4])
     }
 }
 
@@ -63,13 +59,13 @@ fn prf(seed: &[u8], adrs: &Adrs) -> [u8; N] {
     hash(3, seed, &[&adrs.bytes()])
 }
 
-fn xor(a: &[u8], b: &[u8; N]) -> [u8; N] {
+fn xor(a: &[u8; N], b: &[u8; N]) -> [u8; N] {
     core::array::from_fn(|i| a[i] ^ b[i])
 }
 
 /// chain(X, i, s, SEED, ADRS) (RFC 8391 Algorithm 2), iteratively.
-pub fn chain(x: &[u8], start: u32, steps: u32, seed: &[u8], adrs: &mut Adrs) -> [u8; N] {
-    let mut tmp: [u8; N] = core::array::from_fn(|i| x[i]);
+pub fn chain(x: &[u8; N], start: u32, steps: u32, seed: &[u8], adrs: &mut Adrs) -> [u8; N] {
+    let mut tmp = *x;
     for j in start..start + steps {
         adrs.0[6] = j;
         adrs.0[7] = 0;
@@ -111,12 +107,19 @@ pub fn ltree(pk: &mut [[u8; N]; LEN], seed: &[u8], adrs: &mut Adrs) -> [u8; N] {
     let mut len = LEN;
     adrs.0[5] = 0;
     while len > 1 {
+        // `get`, not indexing: no panic branch on the verify path (its static stack bound is sound).
         for i in 0..len / 2 {
             adrs.0[6] = i as u32;
-            pk[i] = rand_hash(&pk[2 * i], &pk[2 * i + 1], seed, adrs);
+            let (Some(&left), Some(&right)) = (pk.get(2 * i), pk.get(2 * i + 1)) else { break };
+            if let Some(parent) = pk.get_mut(i) {
+                *parent = rand_hash(&left, &right, seed, adrs);
+            }
         }
-        if len % 2 == 1 {
-            pk[len / 2] = pk[len - 1];
+        if len % 2 == 1
+            && let Some(&last) = pk.get(len - 1)
+            && let Some(slot) = pk.get_mut(len / 2)
+        {
+            *slot = last;
         }
         len = len.div_ceil(2);
         adrs.0[5] += 1;
@@ -126,17 +129,16 @@ pub fn ltree(pk: &mut [[u8; N]; LEN], seed: &[u8], adrs: &mut Adrs) -> [u8; N] {
 
 /// The root a signature's leaf and authentication path lead to (RFC 8391 Algorithm 13, with
 /// WOTS_pkFromSig, Algorithm 6).
-pub fn root_from_sig(idx: u32, wots_sig: &[u8], auth: &[u8], m: &[u8; N], seed: &[u8]) -> [u8; N] {
+pub fn root_from_sig(idx: u32, wots_sig: &[[u8; N]; LEN], auth: &[[u8; N]; H], m: &[u8; N], seed: &[u8]) -> [u8; N] {
     let mut pk = [[0u8; N]; LEN];
     let mut ots = Adrs::new(OTS, idx);
-    for (i, (d, s)) in digits(m).into_iter().zip(wots_sig.chunks_exact(N)).enumerate() {
+    for (i, ((node, d), s)) in pk.iter_mut().zip(digits(m)).zip(wots_sig).enumerate() {
         ots.0[5] = i as u32;
-        pk[i] = chain(s, d, 15 - d, seed, &mut ots);
+        *node = chain(s, d, 15 - d, seed, &mut ots);
     }
     let mut node = ltree(&mut pk, seed, &mut Adrs::new(LTREE, idx));
     let mut adrs = Adrs::new(HASH_TREE, 0);
-    for (k, sibling) in auth.chunks_exact(N).enumerate() {
-        let sibling: &[u8; N] = sibling.try_into().unwrap_or(&[0; N]);
+    for (k, sibling) in auth.iter().enumerate() {
         adrs.0[5] = k as u32;
         adrs.0[6] = idx >> (k + 1);
         node = if (idx >> k) & 1 == 0 {
@@ -150,12 +152,11 @@ pub fn root_from_sig(idx: u32, wots_sig: &[u8], auth: &[u8], m: &[u8; N], seed: 
 
 /// XMSS_verify (RFC 8391 Algorithm 14) for XMSS-SHA2_10_256: `pk` is OID || root || SEED.
 pub fn verify(pk: &[u8], msg: &[u8], sig: &[u8]) -> bool {
-    if pk.len() != PK_LEN || sig.len() != SIG_LEN || pk[..4] != OID.to_be_bytes() {
-        return false;
-    }
-    let (root, seed) = pk[4..].split_at(N);
+    // Fixed-size views: every field below is a constant range of an array.
+    let (Ok(pk), Ok(sig)) = (<&[u8; PK_LEN]>::try_from(pk), <&[u8; SIG_LEN]>::try_from(sig)) else { return false };
+    let (oid, [root, seed]) = (&pk[..4], pk[4..].as_chunks::<N>().0) else { return false };
     let idx = u32::from_be_bytes([sig[0], sig[1], sig[2], sig[3]]);
-    if idx >= 1 << H {
+    if *oid != OID.to_be_bytes() || idx >= 1 << H {
         return false;
     }
     let r = &sig[4..4 + N];
@@ -163,6 +164,11 @@ pub fn verify(pk: &[u8], msg: &[u8], sig: &[u8]) -> bool {
     idx_bytes[N - 4..].copy_from_slice(&idx.to_be_bytes());
     // H_msg(r || root || toByte(idx, 32), M)
     let m = hash(2, r, &[root, &idx_bytes, msg]);
-    let (wots_sig, auth) = sig[4 + N..].split_at(LEN * N);
-    root_from_sig(idx, wots_sig, auth, &m, seed)[..] == *root
+    let (Ok(wots_sig), Ok(auth)) = (
+        <&[[u8; N]; LEN]>::try_from(sig[4 + N..4 + N + LEN * N].as_chunks::<N>().0),
+        <&[[u8; N]; H]>::try_from(sig[4 + N + LEN * N..].as_chunks::<N>().0),
+    ) else {
+        return false;
+    };
+    root_from_sig(idx, wots_sig, auth, &m, seed) == *root
 }
