@@ -25,6 +25,9 @@ use signature::{RandomizedSignerMut as _, Verifier as _};
 
 #[path = "../src/xmss.rs"]
 mod xmss;
+// The firmware's LMS verifier, run here too: malformed signatures must be rejected (below).
+#[path = "../src/lms.rs"]
+mod lms;
 
 /// The LMS row's parameter set: LMS_SHA256_M32_H10 (type 6) with LMOTS_SHA256_N32_W8 (type 4).
 type Lms = LmsSha256M32H10<LmsOtsSha256N32W8>;
@@ -208,6 +211,55 @@ fn lms_level_ok<M: lms_signature::lms::LmsMode>(pk: &[u8], msg: &[u8], sig: &[u8
     }
 }
 
+/// The firmware's verifiers (src/lms.rs, src/xmss.rs) fail closed: on the host, at every build,
+/// they accept the rows' signatures and RFC 8554's test cases, and reject each with a bit flipped in
+/// every field, cut short or lengthened, and keys or indices out of range.
+fn reject_malformed(digest: &[u8]) {
+    let flips = |v: &[u8], at: &[usize]| -> Vec<Vec<u8>> {
+        at.iter()
+            .map(|&i| {
+                let mut b = v.to_vec();
+                b[i] ^= 1;
+                b
+            })
+            .collect()
+    };
+    let (sig, key) = lms_sign(digest);
+    assert!(lms::hss_verify(&key, digest, &sig), "firmware LMS verifier accepts the row's signature");
+    // Nspk, q, LM-OTS type, C, y[0], y[33], LMS type, path[0], path[9].
+    for bad in flips(&sig, &[3, 7, 11, 12, 44, 1100, 1135, 1140, 1455]) {
+        assert!(!lms::hss_verify(&key, digest, &bad), "firmware LMS verifier rejects a flipped bit");
+    }
+    // L, LMS type, LM-OTS type, I, T[1].
+    for bad in flips(&key, &[3, 7, 11, 12, 59]) {
+        assert!(!lms::hss_verify(&bad, digest, &sig), "firmware LMS verifier rejects a wrong key");
+    }
+    assert!(!lms::hss_verify(&key, digest, &sig[..sig.len() - 1]), "LMS: signature cut short");
+    assert!(!lms::hss_verify(&key, digest, &[&sig[..], &[0]].concat()), "LMS: signature too long");
+    assert!(!lms::hss_verify(&key[..59], digest, &sig), "LMS: key cut short");
+    for tc in [1, 2] {
+        let v = super::data(&format!("vectors/rfc8554-tc{tc}.txt"));
+        let (pk, msg, sig) = (&v["pk"], &v["message"], &v["signature"]);
+        assert!(lms::hss_verify(pk, msg, sig), "firmware LMS verifier accepts RFC 8554 test case {tc}");
+        for bad in flips(sig, &[3, 100, sig.len() - 1]) {
+            assert!(!lms::hss_verify(pk, msg, &bad), "RFC 8554 test case {tc} with a flipped bit is rejected");
+        }
+    }
+    let (sig, key) = xmss_sign(digest);
+    // idx, r, WOTS+ chain 0 and 66, auth path 0 and 9.
+    for bad in flips(&sig, &[3, 4, 36, 36 + 66 * 32, 2180, 2499]) {
+        assert!(!xmss::verify(&key, digest, &bad), "firmware XMSS verifier rejects a flipped bit");
+    }
+    // OID, root, SEED.
+    for bad in flips(&key, &[3, 4, 67]) {
+        assert!(!xmss::verify(&bad, digest, &sig), "firmware XMSS verifier rejects a wrong key");
+    }
+    let mut far = sig.clone();
+    far[..4].copy_from_slice(&1024u32.to_be_bytes());
+    assert!(!xmss::verify(&key, digest, &far), "XMSS: idx beyond the tree");
+    assert!(!xmss::verify(&key, digest, &sig[..2499]), "XMSS: signature cut short");
+}
+
 /// The two rows' statics, their official vectors (checked on the host first), from the image's
 /// SHA-256 digest.
 pub fn emit_rows(out: &mut String, sha256: &[u8]) {
@@ -243,6 +295,8 @@ pub fn emit_rows(out: &mut String, sha256: &[u8]) {
             super::emit(out, &format!("RFC8554_TC{tc}_{k}"), &v[field]);
         }
     }
+    reject_malformed(sha256);
+
     // XMSS-SHA2_10_256 known answer of the XMSS reference implementation, as liboqs carries it.
     let v = super::data("vectors/xmss-sha2_10_256-liboqs-kat.txt");
     assert!(xmss::verify(&v["pk"], &v["message"], &v["signature"]), "liboqs XMSS-SHA2_10_256 KAT verifies on the host");
