@@ -13,6 +13,10 @@ use p256::ecdsa::signature::hazmat::PrehashSigner;
 use sha2::Digest as _;
 use slh_dsa::signature::Keypair as _;
 
+// LMS and XMSS: their keys, signatures and official vectors.
+#[path = "build/hbs.rs"]
+mod hbs;
+
 /// The image size every row of the table verifies.
 const IMAGE_LEN: usize = 100 * 1024;
 const MAGIC: &[u8; 4] = b"MCBH";
@@ -513,6 +517,8 @@ fn main() {
     }
     emit(&mut out, "MSG_448", m448);
     emit(&mut out, "MSG_896", m896);
+
+    hbs::emit_rows(&mut out, &sha256);
 
     fs::write(PathBuf::from(env::var("OUT_DIR").unwrap()).join("signed.rs"), out).unwrap();
 }

@@ -14,10 +14,12 @@
 //! the digest), `<alg>/boot` (the whole path, which must accept), `<alg>/tampered` (the whole
 //! path over the image with one byte flipped: passes only when the path rejects it, so it
 //! fails closed), and official vectors (`<alg>/rfc8032-1`, `<alg>/cavp-1`, `<alg>/fips-abc`,
-//! `<alg>/acvp-...`, `<alg>/wycheproof-3`; for the `*_asm` rows, whose hash is wolfSSL's
-//! Thumb-2 assembly (src/asm.rs), also `<alg>/fips-448` or `sha384_asm/fips-896`). Hybrid rows
-//! (`ml_dsa_65_ecdsa_p384`, `ml_dsa_87_ecdsa_p521`) also reject an image whose ML-DSA part or
-//! ECDSA part alone is bad (`<alg>/tampered-ml-dsa`, `<alg>/tampered-ecdsa`).
+//! `<alg>/acvp-...`, `<alg>/wycheproof-3`, `<alg>/rfc8554-tc1`, `<alg>/ref-kat-0`; for the `*_asm`
+//! rows, whose hash is wolfSSL's Thumb-2 assembly (src/asm.rs), also `<alg>/fips-448` or
+//! `sha384_asm/fips-896`). Hybrid rows (`ml_dsa_65_ecdsa_p384`, `ml_dsa_87_ecdsa_p521`) also
+//! reject an image whose ML-DSA part or ECDSA part alone is bad (`<alg>/tampered-ml-dsa`,
+//! `<alg>/tampered-ecdsa`). LMS and XMSS are verified by this crate's own `lms` and `xmss`
+//! modules (no maintained `no_std` crate builds for a thumb target).
 //!
 //! RSA (the `rsa` crate) keeps its big integers on the heap: a linked-list heap
 //! (embedded-alloc) in a static arena, counted by mcubench-support's `TrackingHeap`, so RSA's
@@ -37,6 +39,11 @@ use p256::ecdsa::signature::hazmat::PrehashVerifier;
 use sha2::Digest as _;
 
 include!(concat!(env!("OUT_DIR"), "/signed.rs"));
+
+/// RFC 8554 HSS/LMS verification (written here: lms-signature needs std).
+mod lms;
+/// RFC 8391 XMSS-SHA2_10_256 verification (written here: no maintained no_std crate).
+mod xmss;
 
 /// The heap arena's size: RSA-4096 verify is the only user (a few KiB of big integers).
 const HEAP_ARENA: usize = 32 * 1024;
@@ -299,6 +306,18 @@ pub fn sb_boot_ml_dsa_65_ecdsa_p384(image: &[u8], hdr: &[u8], sig: &[u8], key: &
 #[inline(never)]
 pub fn sb_boot_ml_dsa_87_ecdsa_p521(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bool {
     header_ok(hdr, image, 17) && key_hint_ok(hdr, key) && verify_ml_dsa_87_p521(key, &sha2::Sha512::digest(image), sig)
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_lms_h10_w8(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bool {
+    header_ok(hdr, image, 32) && key_hint_ok(hdr, key) && lms::hss_verify(key, &sha2::Sha256::digest(image), sig)
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn sb_boot_xmss_sha2_10_256(image: &[u8], hdr: &[u8], sig: &[u8], key: &[u8]) -> bool {
+    header_ok(hdr, image, 33) && key_hint_ok(hdr, key) && xmss::verify(key, &sha2::Sha256::digest(image), sig)
 }
 
 // ---- KAT helpers ----
@@ -684,6 +703,39 @@ fn main() -> ! {
         },
         ML_DSA_87_SIG,
     );
+
+    // Stateful hash-based signatures: HSS/LMS with one level (H10, W8) and XMSS-SHA2_10_256.
+    sig_row(
+        &mut s,
+        "lms_h10_w8",
+        "LMS-H10-W8",
+        |i, h, g, k| sb_boot_lms_h10_w8(i, h, g, k),
+        |k, d, g| lms::hss_verify(k, d, g),
+        signed(&sb_hdr_lms_h10_w8, &sb_sig_lms_h10_w8, &sb_key_lms_h10_w8),
+    );
+    for (name, pk, msg, sig) in [
+        ("lms_h10_w8/rfc8554-tc1", &RFC8554_TC1_PK[..], &RFC8554_TC1_MSG[..], &RFC8554_TC1_SIG[..]),
+        ("lms_h10_w8/rfc8554-tc2", &RFC8554_TC2_PK, &RFC8554_TC2_MSG, &RFC8554_TC2_SIG),
+    ] {
+        let m = measure(|| ok = lms::hss_verify(black_box(pk), black_box(msg), black_box(sig)));
+        s.kat(name, "HSS/LMS", "verify", verdict(ok), ACCEPT, m);
+    }
+    sig_row(
+        &mut s,
+        "xmss_sha2_10_256",
+        "XMSS-SHA2_10_256",
+        |i, h, g, k| sb_boot_xmss_sha2_10_256(i, h, g, k),
+        |k, d, g| xmss::verify(k, d, g),
+        signed(&sb_hdr_xmss_sha2_10_256, &sb_sig_xmss_sha2_10_256, &sb_key_xmss_sha2_10_256),
+    );
+    let m = measure(|| {
+        ok = xmss::verify(
+            black_box(&LIBOQS_XMSS_KAT0_PK),
+            black_box(&LIBOQS_XMSS_KAT0_MSG),
+            black_box(&LIBOQS_XMSS_KAT0_SIG),
+        )
+    });
+    s.kat("xmss_sha2_10_256/ref-kat-0", "XMSS-SHA2_10_256", "verify", verdict(ok), ACCEPT, m);
 
     // Hash-only rows with assembly. They stay after every other row: built without wolfSSL's
     // source, their first KAT panics (src/asm.rs), and the rows before them are reported.
