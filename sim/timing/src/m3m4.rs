@@ -112,10 +112,12 @@ const FETCH_AHEAD_MAX: u32 = 4;
 /// length. A B<cond> with an immediate target (decode-time, Table 15-3) takes its cycle's fetch
 /// slot for the target: when not taken, the queue needs a word fetched ahead to cover the lost
 /// slot, else the next instruction waits one cycle. Taken, it costs 1 + P as before (the stall
-/// is removed from the taken extra). A block is priced as entered with an empty queue, also
-/// when it follows a not-taken branch (the queue then may hold more: an overestimate).
-/// Approximations: halfword rather than aligned-word bookkeeping; loads do not take fetch slots
-/// (code and data on separate buses, I-Code and D-Code/System).
+/// is removed from the taken extra). A branch, call or return that is always taken empties the
+/// queue; a block entered by a branch starts empty, and the not-taken path of a conditional
+/// branch continues its block's state (the run-time pricer prices it as a continuation,
+/// [`crate::run`]). Approximations: halfword rather than aligned-word bookkeeping; loads do not
+/// take fetch slots (code and data on separate buses, I-Code and D-Code/System); the cycle of a
+/// straddling-run penalty does not count as a fetch cycle.
 fn prefetch_slot(pipe: &mut Pipe, insn: &Insn, c: u32, taken: u32) -> (u32, u32) {
     let len = u32::from(insn.len / 2);
     let ahead = u32::from(pipe.fetch_ahead);
