@@ -46,8 +46,8 @@ k_fdiv_exit:
 k_fdiv_end:
 
 @ DSP: SMLAD and UADD8 are 1 cycle each.
-@ setup: movs 1. body: 2×smlad 2 + 2×uadd8 2 + subs 1 + bne 2 = 7 taken, 6 not. exit: 2.
-@ M4 = 1 + 99×7 + 6 + 2 = 702.
+@ setup: movs 1. body: 2×smlad 2 + 2×uadd8 2 + subs 1 + bne.w 2 = 7 taken, 6 + 1 not (the
+@ speculative fetch slot, armv7m.S k_spec). exit: 2. M4 = 1 + 99×7 + 7 + 2 = 703.
     .global k_dsp, k_dsp_loop, k_dsp_exit, k_dsp_end
     .balign 4
     .thumb_func

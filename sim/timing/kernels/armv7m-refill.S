@@ -14,8 +14,9 @@
     .text
 
 @ BX Rm: execute-time, 1 + P = 1 + 2 = 3. setup: ldr (literal) 2 + movs 1 = 3. body: bx r3 3,
-@ then subs 1 + bne 1 (+1 taken) = 6 taken, 5 not. exit: bx lr 2 (decode-time).
-@ M3 = M4 = 3 + 99×6 + 5 + 2 = 604 (without the execute-time cycle: 504).
+@ then subs 1 + bne.w 1 (+1 taken) = 6 taken, 5 + 1 not (the speculative fetch slot: `subs`
+@ alone since the `bx`; armv7m.S k_spec). exit: bx lr 2 (decode-time).
+@ M3 = M4 = 3 + 99×6 + 6 + 2 = 605 (without the execute-time cycle: 506).
     .global k_bxr, k_bxr_loop, k_bxr_next, k_bxr_exit, k_bxr_end
     .balign 4
     .thumb_func
@@ -33,8 +34,9 @@ k_bxr_end:
     .ltorg
 
 @ CBZ taken (r1 = 0): execute-time, 1 + P = 3. setup: movs 1 + movs 1 = 2. body: cbz 3, then
-@ subs 1 + bne 1 (+1 taken) = 6 taken, 5 not. exit: 2. M3 = M4 = 2 + 99×6 + 5 + 2 = 603
-@ (without the execute-time cycle: 503). The test adds the CBZ block's taken extra by hand.
+@ subs 1 + bne.w 1 (+1 taken) = 6 taken, 5 + 1 not (the fetch slot, as k_bxr). exit: 2.
+@ M3 = M4 = 2 + 99×6 + 6 + 2 = 604 (without the execute-time cycle: 505). The test adds the CBZ
+@ block's taken extra by hand.
     .global k_cbz, k_cbz_loop, k_cbz_skip, k_cbz_next, k_cbz_exit, k_cbz_end
     .balign 4
     .thumb_func
@@ -56,8 +58,9 @@ k_cbz_end:
 @ Calls and returns. BL is decode-time (1 + P = 2); `bx lr` right after `mov lr, r1` (LR written
 @ during decode) is execute-time (3); POP {r4, pc} is LDM to PC, 1 + N + P = 1 + 2 + 2 = 5.
 @ setup: push {r4, lr} 1 + 2 = 3, movs 1 = 4. body: bl 2, leaf (mov 1 + mov 1 + bx lr 3 = 5),
-@ bl 2, k_call_pop (push 3 + pop 5 = 8), subs 1 + bne 1 (+1) = 20 taken, 19 not.
-@ exit: pop {r4, pc} 5. M3 = M4 = 4 + 99×20 + 19 + 5 = 2008 (without the rule: 1807).
+@ bl 2, k_call_pop (push 3 + pop 5 = 8), subs 1 + bne 1 (+1) = 20 taken, 19 + 1 not (the
+@ speculative fetch slot: `subs` alone since the return; armv7m.S k_spec).
+@ exit: pop {r4, pc} 5. M3 = M4 = 4 + 99×20 + 20 + 5 = 2009 (with P = 1 everywhere: 1808).
     .global k_call, k_call_loop, k_call_ret, k_call_ret2, k_call_exit, k_call_end
     .global k_call_leaf, k_call_pop, k_call_leaf_end
     .balign 4

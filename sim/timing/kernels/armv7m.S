@@ -4,6 +4,9 @@
 @ Expected cycles are derived from the TRM tables (see sim/timing/src/lib.rs for the citations),
 @ at zero wait states with P = 1 (taken branch = 2 cycles, `bx lr` = 2 cycles):
 @   total = setup + 99 × (body with the branch taken) + (body with the branch not taken) + exit
+@ The loop branches to global labels, so they assemble to the 32-bit `bne.w`; its not-taken
+@ exit costs 2 instead of 1 when fewer than two 16-bit instructions (or no multi-cycle one) ran
+@ since the taken branch: its speculative target fetch takes a fetch slot (k_spec, below).
 @ The same numbers are asserted by sim/timing/tests/kernels.rs. Setups end with `movs r0, #100`
 @ so the first iteration pays exactly what the others pay (no pairing across the loop label).
 @ Every kernel starts word aligned (.balign 4), so where each 32-bit instruction sits in its
@@ -14,8 +17,8 @@
     .text
 
 @ subs; bne — the classic delay loop.
-@ setup: movs 1. body: subs 1 + bne 1 (+P=1 taken) → 3 taken, 2 not taken. exit: bx lr 2.
-@ M3 = M4 = 1 + 99×3 + 2 + 2 = 302.
+@ setup: movs 1. body: subs 1 + bne.w 1 (+P=1 taken) → 3 taken; not taken 1 + 1 (the fetch
+@ slot: only `subs` is 16-bit) → 3. exit: bx lr 2. M3 = M4 = 1 + 99×3 + 3 + 2 = 303.
     .global k_delay, k_delay_loop, k_delay_exit, k_delay_end
     .balign 4
     .thumb_func
@@ -86,15 +89,19 @@ k_ldm_exit:
     bx lr
 k_ldm_end:
 
-@ A forward conditional branch that is never taken costs 1; the loop branch is taken.
-@ body: cmp 1 + beq (not taken) 1 + subs 1 + bne 2 = 5 taken, 4 not.
-@ setup: movs 1 + movs 1 = 2. exit: 2. M3 = M4 = 2 + 99×5 + 4 + 2 = 503.
+@ A forward conditional branch that is never taken costs 1 in the TRM table, 2 here: the 32-bit
+@ `beq.w` after only one 16-bit instruction (`cmp`) since the loop's taken branch loses its fetch
+@ slot to the speculative target fetch (k_spec). The stall fetches a word: `subs` then leaves
+@ enough ahead for the loop's `bne.w`. body: cmp 1 + beq.w (not taken) 1+1 + subs 1 + bne.w 2 =
+@ 6 taken, 5 not. setup: mov.w 1 + mov.w 1 = 2 (32-bit, so that the first pass, run on from
+@ the setup, has nothing fetched ahead either). exit: 2. M3 = M4 = 2 + 99×6 + 5 + 2 = 603
+@ (TRM table: 503).
     .global k_branch, k_branch_loop, k_branch_exit, k_branch_end
     .balign 4
     .thumb_func
 k_branch:
-    movs r0, #100
-    movs r1, #7
+    mov.w r0, #100
+    mov.w r1, #7
 k_branch_loop:
     cmp r1, #0
     beq k_branch_exit
@@ -107,8 +114,10 @@ k_branch_end:
 @ Multiply-accumulate chain: MLA is 1 cycle on M4 and 2 on M3; UMLAL 1 on M4, 4–7 on M3
 @ (the model's fixed estimate: 6).
 @ setup: mov.w 1 + movs 1 + movs 1 = 3 (mov.w: the loop starts word aligned). exit: 2.
-@ body M4: 4×mla 4 + umlal 1 + subs 1 + bne 2 = 8 taken, 7 not → 3 + 99×8 + 7 + 2 = 804.
-@ body M3: 4×mla 8 + umlal 6 + subs 1 + bne 2 = 17 taken, 16 not → 3 + 99×17 + 16 + 2 = 1704.
+@ body M4: 4×mla 4 + umlal 1 + subs 1 + bne 2 = 8 taken, 8 not (the fetch slot: all 1-cycle, one
+@ 16-bit) → 3 + 99×8 + 8 + 2 = 805.
+@ body M3: 4×mla 8 + umlal 6 + subs 1 + bne 2 = 17 taken, 16 not (the multi-cycle MLAs left
+@ words fetched ahead) → 3 + 99×17 + 16 + 2 = 1704.
     .global k_mac, k_mac_loop, k_mac_exit, k_mac_end
     .balign 4
     .thumb_func
@@ -132,8 +141,9 @@ k_mac_end:
 @ (Cortex-M3 TRM r2p0 Table 15-3, "LSU PC modifying instructions"; sim/timing/src/m3m4.rs), 4.
 @ setup: movs 1 + movs 1 = 2.
 @ body: tbb 4, case0: subs 1 + bne 2 → but the table jumps to case0, so the executed path per
-@ iteration is tbb (4) + subs (1) + bne (2 taken) = 7, last iteration 6. exit: 2.
-@ M3 = M4 = 2 + 99×7 + 6 + 2 = 703. (The table bytes follow the TBB; the test prices the
+@ iteration is tbb (4) + subs (1) + bne.w (2 taken) = 7, last iteration 4 + 1 + 2 (not taken,
+@ the fetch slot: the case block is entered by the TBB's branch) = 7. exit: 2.
+@ M3 = M4 = 2 + 99×7 + 7 + 2 = 704. (The table bytes follow the TBB; the test prices the
 @ executed path: tbb block, then the case block.)
     .global k_tbb, k_tbb_loop, k_tbb_case, k_tbb_exit, k_tbb_end
     .balign 4
@@ -159,7 +169,8 @@ k_tbb_end:
 @ "Alignment rules", measured on a Cortex-M4; the TRM's "P: 1 to 3 depending on the alignment
 @ and width of the target instruction"). k_wide's loop starts at a halfword: setup movs 1. body:
 @ 3 × add.w 3 + 1 (the run) + subs 1 + bne.w 1 = 6 not taken; taken +P = 1 and +1 because the
-@ target (the first add.w) straddles: 8. exit: 2. M3 = M4 = 1 + 99×8 + 6 + 2 = 801.
+@ target (the first add.w) straddles: 8. Not taken +1 more (the fetch slot, k_spec): 7. exit: 2.
+@ M3 = M4 = 1 + 99×8 + 7 + 2 = 802.
     .global k_wide, k_wide_loop, k_wide_exit, k_wide_end
     .balign 4
     .thumb_func
@@ -176,7 +187,7 @@ k_wide_exit:
 k_wide_end:
 
 @ The same loop word aligned (setup mov.w): no fetch penalty. body: 3 + 1 + 1 (+1 taken) = 6
-@ taken, 5 not. M3 = M4 = 1 + 99×6 + 5 + 2 = 602.
+@ taken, 5 + 1 (the fetch slot, k_spec) = 6 not. M3 = M4 = 1 + 99×6 + 6 + 2 = 603.
     .global k_wide_aligned, k_wide_aligned_loop, k_wide_aligned_exit, k_wide_aligned_end
     .balign 4
     .thumb_func
@@ -211,3 +222,35 @@ k_stld_loop:
 k_stld_exit:
     bx lr
 k_stld_end:
+
+@ A not-taken conditional branch loses its cycle's fetch slot to the speculative fetch of its
+@ target (Cortex-M3 TRM r2p0 §1.4 "Prefetch Unit": the address "is speculatively presented
+@ (consuming a fetch slot on the bus)"; the PFU fetches one word a cycle into a 3-word FIFO).
+@ With only 32-bit instructions before it since the last taken branch, nothing was fetched ahead
+@ and the next instruction waits a cycle; each 16-bit instruction leaves a halfword ahead, and
+@ two cover the lost word (jnk0le/random "CM3_pipetest_tmpl.S": a not-taken `bne.w` after 32-bit
+@ instructions "will also take 2 cycles if there is less than 2 compressed instructions").
+@ setup: mov.w 1 + mov.w 1 = 2 (32-bit, so that the first pass, run on from the setup, also has
+@ nothing fetched ahead; the loop starts word aligned). body block 1 (entered by the taken
+@ `bne.w`): add.w 1 + cmp.w 1 + beq.w not
+@ taken 1+1 = 4. block 2: adds 1 + adds 1 + subs.w 1 + bne.w 1 (+P=1 taken; not taken: two
+@ halfwords ahead, no wait) = 5 taken, 4 not. exit: bx lr 2.
+@ M3 = M4 = 2 + 99×(4+5) + (4+4) + 2 = 903 (without the fetch slot: 2 + 99×8 + 7 + 2 = 803).
+    .global k_spec, k_spec_loop, k_spec_next, k_spec_exit, k_spec_end
+    .balign 4
+    .thumb_func
+k_spec:
+    mov.w r1, #0
+    mov.w r0, #100
+k_spec_loop:
+    add.w r1, r1, #1
+    cmp.w r0, #255
+    beq.w k_spec_exit
+k_spec_next:
+    adds r2, #1
+    adds r3, #1
+    subs.w r0, r0, #1
+    bne.w k_spec_loop
+k_spec_exit:
+    bx lr
+k_spec_end:

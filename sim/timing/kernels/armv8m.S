@@ -77,7 +77,8 @@ k33_mul_end:
 @ rule of flag-setting two-stage instructions). r4 = 2, so `subs.w r0, r0, r4, lsr #1`
 @ subtracts 1. setup: movs 1 + movs 1 = 2. body: subs.w 1 + bne.n 1 (after a 32-bit
 @ instruction: no dual issue) + 1 (late flags), +1 taken = 4 taken, 3 not. exit: 2.
-@ M33 = 2 + 99×4 + 3 + 2 = 403 (the M4 table: 2 + 99×3 + 2 + 2 = 303).
+@ M33 = 2 + 99×4 + 3 + 2 = 403 (the M4 model: 2 + 99×3 + 3 + 2 = 304, its not-taken `bne.n`
+@ paying the speculative fetch slot after a 32-bit instruction, armv7m.S k_spec).
     .global k33_flags, k33_flags_loop, k33_flags_exit, k33_flags_end
     .balign 4
     .thumb_func
@@ -91,3 +92,32 @@ k33_flags_loop:
 k33_flags_exit:
     bx lr
 k33_flags_end:
+
+@ The rotation of an extend (`uxtb.w r1, r0, ror #8`) is not an operand2 shifted register: the
+@ extend is single-stage, so a load that indexes with its result issues the next cycle; an
+@ operand2 shifted register (`eor.w r1, r1, r5, ror #8`) has a result latency of 2 ("overall"), so
+@ the same load waits one cycle. r0 <= 100 and r5 = 0 keep r1 = 0: both loads read [sp].
+@ setup: movs 1 + mov 1 + movs 1 + movs 1 = 4 (the loop starts word aligned). body: uxtb.w 1 +
+@ ldr.w 1 + eor.w 1 + ldr.w 1+1 + subs 1 + bne.n 0 (dual issue after 16-bit subs; +2 taken) = 8
+@ taken, 6 not. exit: bx lr 2. M33 = 4 + 99×8 + 6 + 2 = 804 (with the extend priced as a
+@ shifted register: 904). The M4 table: uxtb.w 1 + ldr.w 2+1 (address from the ALU op before) +
+@ eor.w 1 + ldr.w 3 + subs 1 + bne.n 1 (+1 taken) = 11 taken, 10 not: 4 + 99×11 + 10 + 2 = 1105.
+    .global k33_extend, k33_extend_loop, k33_extend_exit, k33_extend_end
+    .balign 4
+    .thumb_func
+k33_extend:
+    movs r0, #100
+    mov r2, sp
+    movs r5, #0
+    movs r1, #0
+k33_extend_loop:
+1:
+    uxtb.w r1, r0, ror #8
+    ldr.w r3, [r2, r1, lsl #2]
+    eor.w r1, r1, r5, ror #8
+    ldr.w r3, [r2, r1, lsl #2]
+    subs r0, #1
+    bne 1b
+k33_extend_exit:
+    bx lr
+k33_extend_end:

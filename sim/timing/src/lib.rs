@@ -15,7 +15,8 @@
 //!   block costs more when a branch (not the instruction before it) leads into it.
 //!   A block that another one *falls through* into (straight-line code cut in two, as QEMU does at
 //!   pages and size limits) can be priced as its continuation with [`Model::block_after`], so that
-//!   where the cut falls does not change the sum.
+//!   where the cut falls does not change the sum; on the Cortex-M3/M4 the run-time pricer does the
+//!   same for the not-taken path of a conditional branch ([`run`]), for the prefetch state.
 //! - Data wait states apply to PC-relative (literal) loads, whose address is static; other loads
 //!   are priced at the core's zero-wait-state cost.
 //! - Exception entry, return and tail-chaining have fixed costs ([`Model::exception_entry`],
@@ -93,6 +94,9 @@ pub struct Context {
     pub unaligned_run: u8,
     /// Cortex-M3/M4: that run is stores only so far.
     pub unaligned_stores: bool,
+    /// Cortex-M3/M4: halfwords the prefetch unit has fetched ahead of the decoder ([`m3m4`]'s
+    /// speculative-fetch rule; 0 after a taken branch).
+    pub fetch_ahead: u8,
     /// Cortex-M7: when each register's latest value can be read ([`m7`]'s scoreboard).
     m7: m7::M7State,
 }
@@ -104,6 +108,7 @@ pub struct ContextKey {
     dual_issued: bool,
     unaligned_run: u8,
     unaligned_stores: bool,
+    fetch_ahead: u8,
     m7: m7::M7State,
 }
 
@@ -116,6 +121,7 @@ impl Context {
             dual_issued: self.dual_issued,
             unaligned_run: self.unaligned_run,
             unaligned_stores: self.unaligned_stores,
+            fetch_ahead: self.fetch_ahead,
             m7: self.m7,
         }
     }
@@ -130,6 +136,8 @@ pub(crate) struct Pipe {
     pub unaligned_run: u8,
     /// See [`Context::unaligned_stores`].
     pub unaligned_stores: bool,
+    /// See [`Context::fetch_ahead`].
+    pub fetch_ahead: u8,
     /// Cortex-M7's register scoreboard.
     pub m7: m7::M7State,
 }
@@ -204,6 +212,7 @@ impl Model {
             dual_issued: e.dual_issued,
             unaligned_run: e.unaligned_run,
             unaligned_stores: e.unaligned_stores,
+            fetch_ahead: e.fetch_ahead,
             m7: e.m7,
         });
         if entry.is_none()
@@ -241,6 +250,7 @@ impl Model {
                 dual_issued: pipe.dual_issued,
                 unaligned_run: pipe.unaligned_run,
                 unaligned_stores: pipe.unaligned_stores,
+                fetch_ahead: pipe.fetch_ahead,
                 m7: pipe.m7,
             }),
         )

@@ -44,7 +44,20 @@ pub(crate) fn cost(params: &Params, pipe: &mut Pipe, prev: Option<&Insn>, insn: 
 fn flags_late(prev: Option<&Insn>, insn: &Insn) -> u32 {
     let reads_flags = (insn.conditional && !insn.mnemonic.starts_with("cb"))
         || ["adc", "sbc"].iter().any(|m| insn.mnemonic.starts_with(m));
-    u32::from(reads_flags && prev.is_some_and(|q| sets_flags(q) && shifted_register(q)))
+    u32::from(reads_flags && prev.is_some_and(|q| sets_flags(q) && operand2_shifted_register(q)))
+}
+
+/// [m33-meas] glossary: an "operand2 shifted reg" is a data-processing instruction's shifted
+/// register operand (`add.w r3, r4, r5, ror #24`); that class has a result latency of 2 ("overall").
+/// The rotation of the extend instructions (`uxtb.w r7, r2, ror #16`, SXTB/SXTH/UXTH; in the
+/// Armv7-M/v8-M ARM their encoding T2 has a 2-bit `rotate` field, not a shifted operand2) is
+/// not one of them: the notes
+/// list the extends with two-cycle results as "`{u,s}xta{b,h,b16}`" (extend and *add*, class
+/// `Dsp` here) and "DSP and SIMD" (`uxtb16` and the like, also `Dsp`); the plain extends are
+/// single-stage like the basic instructions.
+fn operand2_shifted_register(insn: &Insn) -> bool {
+    let extend = ["uxtb", "uxth", "sxtb", "sxth"].iter().any(|m| insn.mnemonic.starts_with(m));
+    shifted_register(insn) && !extend
 }
 
 /// Issue cycles, taken extra, and whether `insn` dual-issued with `pair_prev`.
@@ -188,7 +201,7 @@ fn stall_after(prev: &Insn, insn: &Insn) -> u32 {
         Class::Dsp => 1,
         // "result latency of operand2 shifted reg/constant instructions is 2 cycles"; "{u,s}xta*
         // have 2 cycle result latency".
-        Class::Alu if shifted_register(prev) || shifted_constant(prev) || prev.mnemonic.contains("xta") => {
+        Class::Alu if operand2_shifted_register(prev) || shifted_constant(prev) || prev.mnemonic.contains("xta") => {
             u32::from(!to_accumulator)
         }
         // "`vmov` of one S register to one GPR takes 1 cycle, it has 2 cycles of result latency"

@@ -76,6 +76,7 @@ pub(crate) fn target_at_execute(prev: Option<&Insn>, insn: &Insn) -> bool {
 /// or a new group.
 pub(crate) fn step(params: &Params, core: Core, pipe: &mut Pipe, prev: Option<&Insn>, insn: &Insn) -> (u32, u32) {
     let (c, taken) = cost(params, core, prev, insn);
+    let (c, taken) = prefetch_slot(pipe, insn, c, taken);
     if !unaligned_wide(insn) {
         pipe.unaligned_run = 0;
         pipe.unaligned_stores = false;
@@ -91,6 +92,56 @@ pub(crate) fn step(params: &Params, core: Core, pipe: &mut Pipe, prev: Option<&I
         _ => false,
     };
     (c + u32::from(penalty), taken)
+}
+
+/// Halfwords the prefetch unit can hold ahead of the instruction being decoded: its FIFO of three
+/// words ([M3-PFU]) less the word being decoded.
+const FETCH_AHEAD_MAX: u32 = 4;
+
+/// [M3-PFU] Arm Cortex-M3 TRM r2p0 (DDI 0337G) §1.4 "Prefetch Unit": the PFU "fetches
+/// instructions from the memory system that can supply one word each cycle" and "buffers up to
+/// three word fetches in its FIFO"; "in the case of conditionally executed branches, the address
+/// is speculatively presented (consuming a fetch slot on the bus), and the forwarded result
+/// determines if the branch path flushes the fetch queue or is preserved". [jnk0le]'s M3/M4
+/// template (`CM3_pipetest_tmpl.S`, STM32F103/F407): a not-taken `bne.w` closing a loop of 32-bit
+/// instructions "will also take 2 cycles if there is less than 2 compressed instructions" in it.
+///
+/// So the model counts the halfwords fetched ahead of the decoder: a taken branch flushes the
+/// queue (0 at a block entered by a branch; the refill P brings the target just in time), each
+/// cycle brings one word (2 halfwords) while the FIFO has room, each instruction consumes its
+/// length. A B<cond> with an immediate target (decode-time, Table 15-3) takes its cycle's fetch
+/// slot for the target: when not taken, the queue needs a word fetched ahead to cover the lost
+/// slot, else the next instruction waits one cycle. Taken, it costs 1 + P as before (the stall
+/// is removed from the taken extra). A branch, call or return that is always taken empties the
+/// queue; a block entered by a branch starts empty, and the not-taken path of a conditional
+/// branch continues its block's state (the run-time pricer prices it as a continuation,
+/// [`crate::run`]). Approximations: halfword rather than aligned-word bookkeeping; loads do not
+/// take fetch slots (code and data on separate buses, I-Code and D-Code/System); the cycle of a
+/// straddling-run penalty does not count as a fetch cycle.
+fn prefetch_slot(pipe: &mut Pipe, insn: &Insn, c: u32, taken: u32) -> (u32, u32) {
+    let len = u32::from(insn.len / 2);
+    let ahead = u32::from(pipe.fetch_ahead);
+    let speculative = insn.class == Class::Branch
+        && conditional_branch(insn)
+        && matches!(insn.flow, Flow::Branch { .. })
+        && !insn.mnemonic.starts_with("cb");
+    if !speculative {
+        // A branch, call or return that is always taken flushes the queue.
+        let flushed = writes_pc(insn) && !conditional_branch(insn);
+        pipe.fetch_ahead =
+            if flushed { 0 } else { (ahead + 2 * c).saturating_sub(len).min(FETCH_AHEAD_MAX) as u8 };
+        return (c, taken);
+    }
+    // The branch's own cycle fetches the target, not the next word.
+    let fetched = 2 * c.saturating_sub(1);
+    if ahead + fetched >= len {
+        pipe.fetch_ahead = (ahead + fetched - len).min(FETCH_AHEAD_MAX) as u8;
+        (c, taken)
+    } else {
+        // One cycle waiting for the next word (fetched in it); a taken branch does not wait.
+        pipe.fetch_ahead = (ahead + fetched + 2 - len).min(FETCH_AHEAD_MAX) as u8;
+        (c + 1, taken.saturating_sub(1))
+    }
 }
 
 /// Cost of `insn` after `prev` in the same block, and the extra cycles if it is a conditional
@@ -359,7 +410,8 @@ mod tests {
             (&[0x46f7], 2, 0),             // mov pc, lr (16-bit): decode time
             (&[0x468e, 0x46f7], 1 + 3, 0), // mov lr, r1; mov pc, lr
             (&[0xb101], 1, 2),             // cbz r1: execute time
-            (&[0xd1fe], 1, 1),             // bne: decode time
+            (&[0xd1fe], 1 + 1, 0),         // bne: decode time (1 + P taken); alone after a branch, nothing
+            //                                fetched ahead covers its speculative fetch slot: 2 not taken
             (&[0xe7fe], 2, 0),             // b
             (&[0xf7ff, 0xfff5], 2, 0),     // bl
             (&[0xbd10], 1 + 2 + 2, 0),     // pop {r4, pc}: LDM to PC

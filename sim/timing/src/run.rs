@@ -10,7 +10,9 @@
 //!    block's static successor; exit or tail-chain at the block after an exception return (a
 //!    return at call depth 0 inside a handler);
 //! 2. continuation: a block that straight-line code falls into (QEMU cut it) is priced as the
-//!    continuation of the previous block ([`crate::Model::block_after`]), not afresh;
+//!    continuation of the previous block ([`crate::Model::block_after`]), not afresh; on the
+//!    Cortex-M3/M4 so is the not-taken path of a conditional branch (the prefetch unit's state
+//!    carries into it);
 //! 3. the branch-entry cost of its first instruction when a branch (not running on) led to it;
 //! 4. the memory system's fetch stalls ([`crate::memory::MemorySystem::fetch`]);
 //! 5. the previous block's taken-branch refill, when this block is not its fall-through.
@@ -60,6 +62,10 @@ pub struct TbPrice {
     pub runs_on: bool,
     /// It ends without any branch (QEMU cut it): the block at `fall` continues it.
     pub falls_through: bool,
+    /// The block at `fall` is priced as its continuation when it runs on into it: it falls
+    /// through, or (Cortex-M3/M4) it ends in a conditional branch, whose prefetch state carries
+    /// into the not-taken path ([`crate::Context::fetch_ahead`]).
+    pub carries: bool,
     /// Exception entry and tail-chain costs when the block starts at a handler address (0: not one).
     pub entry: u64,
     pub tail_chain: u64,
@@ -88,6 +94,9 @@ pub struct Straight {
 struct Continued {
     entry: crate::ContextKey,
     cycles: u64,
+    /// The taken extra in this context (the M3/M4 speculative-fetch stall moves cycles between
+    /// the fall-through and the taken price).
+    taken_extra: u64,
     exit: Option<Arc<Context>>,
 }
 
@@ -108,6 +117,8 @@ impl TbPrice {
         tb.branch_entry = cost.branch_entry;
         tb.runs_on = !last.writes.contains(PC) || last.conditional;
         tb.falls_through = matches!(last.flow, Flow::Next) && !last.writes.contains(PC);
+        let m3m4 = matches!(model.core, Core::CortexM3 | Core::CortexM4 | Core::CortexM4F);
+        tb.carries = tb.falls_through || (m3m4 && tb.runs_on);
         tb.target = match last.flow {
             Flow::Branch { target } | Flow::Call { target } => target,
             _ => u32::MAX,
@@ -136,6 +147,7 @@ impl TbPrice {
             branch_entry: 0,
             runs_on: false,
             falls_through: false,
+            carries: false,
             entry: if handler { model.exception_entry(start) } else { 0 },
             tail_chain: if handler { model.tail_chain(start) } else { 0 },
             target: u32::MAX,
@@ -252,7 +264,7 @@ impl Pricer {
     /// before anything it snapshots "before the block", and `own` after.
     pub fn enter(&mut self, tb: &TbPrice) -> Step {
         let (exception, event) = self.exceptions_step(tb);
-        let continued = self.continuation(tb);
+        let (continued, taken_extra) = self.continuation(tb);
         let sequential = self.sequential;
         self.sequential = if tb.runs_on { tb.fall } else { u32::MAX };
         // Entered by a branch (not by running on, and not by an exception entry or return,
@@ -264,7 +276,7 @@ impl Pricer {
         };
         let extra = self.pending_extra;
         let taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
-        self.pending_extra = tb.taken_extra;
+        self.pending_extra = taken_extra;
         self.pending_fall = tb.fall;
         Step { exception, event, taken, own: tb.cost.wrapping_add(continued as u64) + branch_entry + stall }
     }
@@ -307,17 +319,20 @@ impl Pricer {
     }
 
     /// The cycles to add to `tb`'s fresh price when it continues straight-line code that QEMU
-    /// cut (negative when pairing across the cut saves cycles); records where the next block
+    /// cut, or (Cortex-M3/M4) the not-taken path of a conditional branch (negative when pairing
+    /// or the prefetch state across the cut saves cycles); records where the next block
     /// continues from.
-    fn continuation(&mut self, tb: &TbPrice) -> i64 {
-        if self.flow.is_none() && !tb.falls_through {
+    /// Also returns the block's taken extra in that context.
+    fn continuation(&mut self, tb: &TbPrice) -> (i64, u64) {
+        if self.flow.is_none() && !tb.carries {
             // Most blocks: neither continuing a cut nor cut themselves.
-            return 0;
+            return (0, tb.taken_extra);
         }
         let previous = self.flow.take();
-        let Some(straight) = &tb.straight else { return 0 };
+        let Some(straight) = &tb.straight else { return (0, tb.taken_extra) };
         let mut exit = straight.exit.clone();
         let mut correction = 0;
+        let mut taken_extra = tb.taken_extra;
         if let Some((fall, Some(entry))) = previous
             && fall == tb.start
         {
@@ -327,17 +342,23 @@ impl Pricer {
                 Some(i) => i,
                 None => {
                     let (cost, after) = self.model.block_after(Some(&entry), &straight.insns);
-                    seen.push(Continued { entry: key, cycles: cost.fall_through, exit: after.map(Arc::new) });
+                    seen.push(Continued {
+                        entry: key,
+                        cycles: cost.fall_through,
+                        taken_extra: cost.taken_extra,
+                        exit: after.map(Arc::new),
+                    });
                     seen.len() - 1
                 }
             };
             correction = seen[i].cycles as i64 - tb.cost as i64;
+            taken_extra = seen[i].taken_extra;
             exit = seen[i].exit.clone();
         }
-        if tb.falls_through {
+        if tb.carries {
             self.flow = Some((tb.fall, exit));
         }
-        correction
+        (correction, taken_extra)
     }
 }
 
@@ -367,6 +388,29 @@ mod tests {
         }
         // Three loop blocks (2 each), two taken refills (1 each), bx lr (1 + P = 2).
         assert_eq!(total, 3 * 2 + 2 + 2);
+    }
+
+    /// Cortex-M3/M4: the not-taken path of a conditional branch continues its prefetch state
+    /// (m3m4's speculative fetch slot): three 16-bit `adds` leave the FIFO ahead, so neither the
+    /// first `bne` nor a second one on its not-taken path waits. Priced afresh, the second would.
+    #[test]
+    fn the_not_taken_path_continues_the_prefetch_state() {
+        let model = Model::new(Core::CortexM4);
+        // adds r1, #1; adds r2, #1; adds r3, #1; bne (not taken) at 0x100: 4.
+        let a = block(&model, 0x100, &[0x3101, 0x3201, 0x3301, 0xd1fb]);
+        // bne (not taken) at 0x108: afresh 1 + 1 (nothing fetched ahead), continued 1.
+        let b = block(&model, 0x108, &[0xd1fa]);
+        let ret = block(&model, 0x10a, &[0x4770]);
+        assert_eq!((a.cost, b.cost), (4, 2));
+        let mut p = Pricer::new(model, &MemoryConfig::default(), false);
+        let total: u64 = [&a, &b, &ret]
+            .iter()
+            .map(|tb| {
+                let s = p.enter(tb);
+                s.exception + s.taken + s.own
+            })
+            .sum();
+        assert_eq!(total, 4 + 1 + 2);
     }
 
     #[test]
