@@ -97,6 +97,16 @@ mod tests {
     }
 
     #[test]
+    fn a_boards_own_budgets_are_checked_and_named() {
+        let err = check(&scenario("{ stack: 2 KiB, boards: { microbit: { stack: 0 B } } }")).unwrap_err();
+        assert!(
+            err.contains("profile `prebuilt` on board `microbit`: budgets.stack is 0 B, which no firmware can meet"),
+            "{err}"
+        );
+        assert_eq!(check(&scenario("{ stack: 2 KiB, boards: { microbit: { stack: 1 KiB } } }")), Ok(vec![]));
+    }
+
+    #[test]
     fn larger_than_every_board_is_a_warning() {
         let w = check(&scenario("{ flash: 64 MiB, stack: 5 MiB, heap: 5 MiB }")).unwrap();
         assert_eq!(w.len(), 3, "{w:?}");
