@@ -847,7 +847,6 @@ pub fn expand(template: &str, vars: &IndexMap<String, String>, board: &str) -> S
     out
 }
 
-/// serde_yaml_ng puts the location last; move it to the front, compiler style (`file:line:col: ...`).
 /// `budgets.boards`, checked: every key names one of the scenario's boards (else an error with
 /// the key's `line:column:` in `text`, listing the boards), and no entry nests `boards` again.
 fn board_budgets(
@@ -905,6 +904,7 @@ fn key_location(text: &str, section: &str, key: &str) -> String {
     String::new()
 }
 
+/// serde_yaml_ng puts the location last; move it to the front, compiler style (`file:line:col: ...`).
 fn yaml_message(e: &serde_yaml_ng::Error) -> (String, String) {
     let text = e.to_string();
     let Some(loc) = e.location() else { return (String::new(), text) };
