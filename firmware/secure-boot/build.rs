@@ -449,6 +449,19 @@ fn main() {
             emit(&mut out, &format!("ACVP_SLH_DSA_SHA2_192S_{k}"), &v[field]);
         }
     }
+    // FIPS 205 ACVP sigGen, SLH-DSA-SHA2-128s (external interface, pure, with a context): NIST's
+    // signature, verified here as the firmware verifies it.
+    {
+        type P = slh_dsa::Sha2_128s;
+        let v = data("vectors/acvp-slh-dsa-sha2-128s-siggen.txt");
+        let vk = slh_dsa::VerifyingKey::<P>::try_from(&v["pk"][..]).expect("ACVP SLH-DSA-SHA2-128s pk");
+        let sig = slh_dsa::Signature::<P>::try_from(&v["signature"][..]).expect("ACVP SLH-DSA-SHA2-128s signature");
+        vk.try_verify_with_context(&v["message"], &v["context"], &sig)
+            .expect("ACVP SLH-DSA-SHA2-128s sigGen tcId 157 verifies on the host");
+        for (k, field) in [("PK", "pk"), ("MSG", "message"), ("CTX", "context"), ("SIG", "signature")] {
+            emit(&mut out, &format!("ACVP_SLH_DSA_SHA2_128S_{k}"), &v[field]);
+        }
+    }
     // FIPS 205 ACVP keyGen, SLH-DSA-SHA2-128s (skSeed, skPrf, pkSeed -> pk), checked here only: the
     // host's 128s key generation is the one FIPS 205 specifies.
     {

@@ -220,10 +220,15 @@ fn verify_rsa(key: &[u8], digest: &[u8], sig: &[u8]) -> bool {
 
 /// SLH-DSA (FIPS 205 pure, empty context) over `msg`.
 fn verify_slh_dsa<P: slh_dsa::ParameterSet>(key: &[u8], msg: &[u8], sig: &[u8]) -> bool {
+    verify_slh_dsa_ctx::<P>(key, msg, &[], sig)
+}
+
+/// SLH-DSA (FIPS 205 pure) over `msg` with context `ctx`.
+fn verify_slh_dsa_ctx<P: slh_dsa::ParameterSet>(key: &[u8], msg: &[u8], ctx: &[u8], sig: &[u8]) -> bool {
     let (Ok(vk), Ok(sig)) = (slh_dsa::VerifyingKey::<P>::try_from(key), slh_dsa::Signature::<P>::try_from(sig)) else {
         return false;
     };
-    vk.try_verify_with_context(msg, &[], &sig).is_ok()
+    vk.try_verify_with_context(msg, ctx, &sig).is_ok()
 }
 
 /// A hybrid verifies only when both parts do: ML-DSA over the digest (its signature and key come
@@ -676,6 +681,17 @@ fn main() -> ! {
         )
     });
     s.kat("slh_dsa_sha2_128s/acvp-sigver-sha2-192s", "SLH-DSA", "verify", verdict(ok), ACCEPT, m);
+    // The row's own parameter set: NIST's SHA2-128s signature (ACVP sigGen tcId 157), pure
+    // SLH-DSA with the vector's context, through the boot path's verifier.
+    let m = measure(|| {
+        ok = verify_slh_dsa_ctx::<slh_dsa::Sha2_128s>(
+            black_box(&ACVP_SLH_DSA_SHA2_128S_PK),
+            black_box(&ACVP_SLH_DSA_SHA2_128S_MSG),
+            black_box(&ACVP_SLH_DSA_SHA2_128S_CTX),
+            black_box(&ACVP_SLH_DSA_SHA2_128S_SIG),
+        )
+    });
+    s.kat("slh_dsa_sha2_128s/acvp-siggen-157", "SLH-DSA", "verify", verdict(ok), ACCEPT, m);
 
     hybrid_row(
         &mut s,

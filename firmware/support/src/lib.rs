@@ -433,11 +433,15 @@ pub const PAINT: u32 = 0xcccc_cccc;
 
 /// Largest window [`measure`] paints below its own stack pointer. An operation that uses more
 /// reports exactly this much (a saturated lower bound).
-#[cfg(not(feature = "large-stack-window"))]
+#[cfg(not(any(feature = "large-stack-window", feature = "xl-stack-window")))]
 pub const WINDOW: usize = 32 * 1024;
 /// With feature `large-stack-window` (ML-DSA verification uses over 100 KiB of stack): 256 KiB.
-#[cfg(feature = "large-stack-window")]
+#[cfg(all(feature = "large-stack-window", not(feature = "xl-stack-window")))]
 pub const WINDOW: usize = 256 * 1024;
+/// With feature `xl-stack-window` (RustCrypto ML-DSA-87 key generation and signing use over
+/// 400 KiB): 512 KiB.
+#[cfg(feature = "xl-stack-window")]
+pub const WINDOW: usize = 512 * 1024;
 
 unsafe extern "C" {
     // cortex-m-rt link.x: the stack grows down from _stack_start to _stack_end (end of .bss).

@@ -11,19 +11,30 @@
 //! - `<scheme>/<op>` (`ed25519/sign`): one operation of a signature or key-exchange scheme, on
 //!   an official vector (RFC 8032, RFC 7748, RFC 6979, RFC 5903).
 //!
-//! Algorithm groups are cargo features (`hashes`, `ciphers`, `curve25519`, `p256`) so that a
-//! scenario builds only what it shows.
+//! - `ml_dsa_<set>/<op>` (`ml_dsa_44/sign`): ML-DSA keygen, sign and verify from RustCrypto's
+//!   `ml-dsa` or from `fips204` (`src/mldsa.rs`), each on a NIST ACVP vector.
+//!
+//! Algorithm groups are cargo features (`hashes`, `ciphers`, `curve25519`, `p256`, `ml-dsa` or
+//! `fips204` with `ml-dsa-44`/`-65`/`-87`) so that a scenario builds only what it shows.
 
 #![no_std]
 #![no_main]
 // Without features (e.g. a plain `cargo build` of the firmware workspace) it measures nothing.
-#![cfg_attr(not(any(feature = "hashes", feature = "ciphers", feature = "curve25519", feature = "p256")), allow(unused))]
+#![cfg_attr(
+    not(any(feature = "hashes", feature = "ciphers", feature = "curve25519", feature = "p256", feature = "ml-dsa", feature = "fips204")),
+    allow(unused)
+)]
 
+#[cfg(any(feature = "hashes", feature = "ciphers", feature = "curve25519", feature = "p256"))]
 use core::hint::black_box;
-use mcubench_support::{Session, entry, measure};
+use mcubench_support::{Session, entry};
+#[cfg(any(feature = "hashes", feature = "ciphers", feature = "curve25519", feature = "p256"))]
+use mcubench_support::measure;
 
 #[allow(dead_code)]
 mod vectors;
+#[cfg(any(feature = "ml-dsa", feature = "fips204"))]
+mod mldsa;
 
 /// Largest message.
 #[cfg(any(feature = "hashes", feature = "ciphers"))]
@@ -118,7 +129,7 @@ fn sized(s: &mut Session, alg: &str, name: &str, op_name: &str, mut op: impl FnM
     }
 }
 
-#[cfg(any(feature = "curve25519", feature = "p256"))]
+#[cfg(any(feature = "curve25519", feature = "p256", feature = "ml-dsa", feature = "fips204"))]
 const ACCEPT: &[u8] = &[1];
 
 #[cfg(feature = "hashes")]
@@ -344,5 +355,7 @@ fn main() -> ! {
     curve25519::run(&mut s);
     #[cfg(feature = "p256")]
     nist_p256::run(&mut s);
+    #[cfg(any(feature = "ml-dsa", feature = "fips204"))]
+    mldsa::run(&mut s);
     s.end()
 }

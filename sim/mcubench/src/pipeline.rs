@@ -178,8 +178,10 @@ fn run_cell(cell: &Cell<'_>, scenario: &Scenario, options: &RunOptions, qemu: &R
 /// did not measure is `unknown`, never `ok`).
 fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
     let measure = scenario.measure(&cell.profile.name);
+    // The profile's budgets with the board's own (`budgets.boards`) on top.
+    let (budgets, region_budgets) = measure.budgets_for(cell.board.name, &cell.profile.budgets);
     report.budgets = gate::check(
-        &cell.profile.budgets,
+        &budgets,
         Measured {
             flash: report.flash_bytes(),
             ram: report.ram_bytes(),
@@ -210,7 +212,7 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         // time column; else the table's stated clock.
         clock_hz: report.clock_hz.or(scenario.table.as_ref().and_then(|t| t.clock_hz)),
     };
-    let regions = gate::check_regions(&measure.region_budgets, &lookup, totals);
+    let regions = gate::check_regions(&region_budgets, &lookup, totals);
     report.budgets.extend(regions);
     // Cycles per byte: a KAT's cycles over its `bytes=`, or a region's calls' cycles over theirs.
     let per_byte = |name: &str| -> Option<gate::PerByte> {
@@ -219,7 +221,7 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         }
         report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, k.bytes))
     };
-    let cpb = gate::check_cpb(&measure.region_budgets.cpb, &per_byte);
+    let cpb = gate::check_cpb(&region_budgets.cpb, &per_byte);
     report.budgets.extend(cpb);
 }
 

@@ -6,8 +6,11 @@
 //!
 //! A smaller variant of the scenario runs here, to keep the test tier's build small: mps2-an505
 //! only, and the firmware without its `p256` feature (ECDSA/ECDH P-256: the largest crates). The
-//! second board, P-256, and the three build profiles of `scenarios/profiles.yaml` are left to
-//! `mcubench run` (docs/src/guide/throughput.md has their output and timings).
+//! same build also carries the profile scenario's second ML-DSA implementation for one parameter
+//! set (features `fips204`, `ml-dsa-44`: keygen, sign and verify on NIST ACVP vectors), so
+//! `scenarios/profiles.yaml`'s new code runs here without a build of its own. The second board,
+//! P-256, RustCrypto's ML-DSA profiles and ML-DSA-65/87 are left to `mcubench run`
+//! (docs/src/guide/throughput.md and profiles.md have their output and timings).
 
 // Full test tier: needs QEMU and the thumb targets (bash ci/setup.sh).
 #![cfg(feature = "full")]
@@ -39,6 +42,7 @@ fn throughput_table_on_the_m33_is_real_checked_and_pinned() {
     scenario.boards.retain(|b| b.name == "mps2-an505");
     let Firmware::Cargo { features, .. } = &mut scenario.firmware else { panic!("cargo firmware") };
     features.retain(|f| f != "p256");
+    features.extend(["fips204".to_string(), "ml-dsa-44".to_string()]);
     let report = common::run(&scenario);
     let cell = &report.cells[0];
     assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
@@ -62,6 +66,9 @@ fn throughput_table_on_the_m33_is_real_checked_and_pinned() {
         "ed25519/verify",
         "x25519/keygen",
         "x25519/shared",
+        "ml_dsa_44/keygen",
+        "ml_dsa_44/sign",
+        "ml_dsa_44/verify",
     ] {
         assert!(cell.kats.iter().any(|k| k.id == id), "{id} ran");
     }
@@ -86,7 +93,7 @@ fn throughput_table_on_the_m33_is_real_checked_and_pinned() {
     let mut as_profiles = report.clone();
     let spec = as_profiles.table.as_mut().unwrap();
     spec.kind = TableKind::Profiles;
-    spec.rows = vec!["ed25519".into(), "x25519".into()];
+    spec.rows = vec!["ed25519".into(), "x25519".into(), "ml_dsa_44".into()];
     let profiles = tables::to_markdown(&as_profiles).expect("profile table");
     insta::with_settings!({
         snapshot_path => "../../../snapshots",

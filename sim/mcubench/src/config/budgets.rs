@@ -18,14 +18,23 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, String> {
     let source = scenario.source.display();
     let max_flash = scenario.boards.iter().map(|b| b.layout.flash.length).max().unwrap_or(u64::MAX);
     let max_ram = scenario.boards.iter().map(|b| b.layout.ram.length).max().unwrap_or(u64::MAX);
-    let mut seen: Vec<&Budgets> = Vec::new();
+    let mut seen: Vec<Budgets> = Vec::new();
+    // Each profile's budgets, and each board's (`budgets.boards`) on top of them.
+    let mut sets: Vec<(String, Budgets)> = Vec::new();
     for p in &scenario.profiles {
+        sets.push((format!("profile `{}`", p.name), p.budgets.clone()));
+        let measure = scenario.measure(&p.name);
+        for board in measure.board_budgets.keys() {
+            let (b, _) = measure.budgets_for(board, &p.budgets);
+            sets.push((format!("profile `{}` on board `{board}`", p.name), b));
+        }
+    }
+    for (owner, b) in &sets {
         // Profiles inherit the scenario's budgets: report each distinct set once.
-        if seen.contains(&&p.budgets) {
+        if seen.contains(b) {
             continue;
         }
-        seen.push(&p.budgets);
-        let b = &p.budgets;
+        seen.push(b.clone());
         let entries: [(&str, Option<Bytes>, bool, &str, u64); 5] = [
             ("flash", b.flash, true, "flash", max_flash),
             ("ram", b.ram, false, "RAM", max_ram),
@@ -37,17 +46,15 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, String> {
             let Some(Bytes(v)) = value else { continue };
             if v == 0 && zero_impossible {
                 errors.push(format!(
-                    "{source}: profile `{}`: budgets.{key} is 0 B, which no firmware can meet (every firmware \
+                    "{source}: {owner}: budgets.{key} is 0 B, which no firmware can meet (every firmware \
                      has {}); give a positive size or remove the budget",
-                    p.name,
                     if key == "flash" { "a vector table in flash" } else { "a stack" }
                 ));
             } else if v > size {
                 let boards: Vec<&str> = scenario.boards.iter().map(|b| b.name).collect();
                 warnings.push(format!(
-                    "{source}: profile `{}`: budgets.{key} is {v} B, more than the {memory} of every board \
+                    "{source}: {owner}: budgets.{key} is {v} B, more than the {memory} of every board \
                      ({}: at most {size} B); it can never be crossed (a unit typo?)",
-                    p.name,
                     boards.join(", ")
                 ));
             }
@@ -87,6 +94,16 @@ mod tests {
             );
             assert!(err.contains("s.yaml: "), "{err}");
         }
+    }
+
+    #[test]
+    fn a_boards_own_budgets_are_checked_and_named() {
+        let err = check(&scenario("{ stack: 2 KiB, boards: { microbit: { stack: 0 B } } }")).unwrap_err();
+        assert!(
+            err.contains("profile `prebuilt` on board `microbit`: budgets.stack is 0 B, which no firmware can meet"),
+            "{err}"
+        );
+        assert_eq!(check(&scenario("{ stack: 2 KiB, boards: { microbit: { stack: 1 KiB } } }")), Ok(vec![]));
     }
 
     #[test]

@@ -177,6 +177,9 @@ struct RawBudgets {
     time: IndexMap<String, crate::config::units::Micros>,
     #[serde(default)]
     cpb: IndexMap<String, u64>,
+    /// Per-board overrides of the keys above, by board name (scenario level only).
+    #[serde(default)]
+    boards: IndexMap<String, RawBudgets>,
 }
 
 impl RawBudgets {
@@ -240,9 +243,21 @@ pub struct Measure {
     /// The cycle model of each board (by name): `timing:` and `model:` of the scenario with the
     /// profile's `model:` on top, resolved for that board.
     pub models: IndexMap<String, CycleModel>,
+    /// `budgets.boards`: per board (by name), the budgets that replace the scenario's and the
+    /// profile's, key by key ([`Measure::budgets_for`]).
+    pub board_budgets: IndexMap<String, (Budgets, RegionBudgets)>,
 }
 
 impl Measure {
+    /// The budgets of this profile's cell on `board`: the profile's (the scenario's with the
+    /// profile's overrides), then the board's `budgets.boards` entry on top, key by key.
+    pub fn budgets_for(&self, board: &str, profile: &Budgets) -> (Budgets, RegionBudgets) {
+        match self.board_budgets.get(board) {
+            Some((bytes, regions)) => (profile.overridden_by(bytes), self.region_budgets.overridden_by(regions)),
+            None => (profile.clone(), self.region_budgets.clone()),
+        }
+    }
+
     /// The cycle model of `board`: the resolved one, or the board's core alone.
     pub fn model_for(&self, board: &Board) -> CycleModel {
         self.models.get(board.name).cloned().unwrap_or_else(|| {
@@ -555,6 +570,9 @@ impl Scenario {
         }
 
         let (scenario_budgets, scenario_region_budgets) = raw.budgets.split();
+        let board_budgets = board_budgets(&raw.budgets, &boards, text).map_err(|(location, message)| {
+            ScenarioError::Parse { path: path.to_owned(), location, message }
+        })?;
         let scenario_wait_states = wait_states(&raw.wait_states, "wait-states").map_err(invalid)?;
         if let Some(RawTiming::PerBoard(map)) = &raw.timing
             && let Some(name) = map.keys().find(|n| !boards.iter().any(|b| b.name == n.as_str()))
@@ -587,6 +605,7 @@ impl Scenario {
             wait_states: scenario_wait_states.clone(),
             region_budgets: scenario_region_budgets.clone(),
             models: resolve(&raw.model, "", &scenario_wait_states)?,
+            board_budgets: board_budgets.clone(),
         };
         let mut measures = IndexMap::new();
         crate::config::regions::check(&raw.regions).map_err(invalid)?;
@@ -604,6 +623,12 @@ impl Scenario {
                         )));
                     }
                     let (budgets, region_budgets) = p.budgets.split();
+                    if let Some(board) = p.budgets.boards.keys().next() {
+                        return Err(invalid(format!(
+                            "profiles.{name}.budgets.boards.{board}: per-board budgets go in the scenario's \
+                             `budgets: {{ boards: {{ {board}: ... }} }}`, not in a profile"
+                        )));
+                    }
                     profiles.push(Profile {
                         name: name.clone(),
                         opt_level: p.opt_level.clone(),
@@ -625,7 +650,10 @@ impl Scenario {
                         }
                         None => scenario_measure.models.clone(),
                     };
-                    measures.insert(name.clone(), Measure { wait_states, region_budgets, models });
+                    measures.insert(
+                        name.clone(),
+                        Measure { wait_states, region_budgets, models, board_budgets: board_budgets.clone() },
+                    );
                 }
             }
             Firmware::Template { .. } => {
@@ -659,6 +687,19 @@ impl Scenario {
         let table = raw.table.as_ref().map(|t| t.spec()).transpose().map_err(invalid)?;
         // A time budget is cycles at a clock: the cell's (timing profile or model.clock), else
         // the table's. Without either it measures nothing.
+        let unclocked_board_time = measures.values().find_map(|m| {
+            boards.iter().filter(|b| m.model_for(b).clock_hz.is_none()).find_map(|b| {
+                m.board_budgets.get(b.name).and_then(|(_, r)| r.time.keys().next()).map(|n| (n, b.name))
+            })
+        });
+        if table.as_ref().and_then(|t| t.clock_hz).is_none()
+            && let Some((name, board)) = unclocked_board_time
+        {
+            return Err(invalid(format!(
+                "budgets.boards.{board}.time: `{name}` needs a clock to turn cycles into time; give `{board}` one with \
+                 `timing:` or `model: {{ clock: ... }}`, or add `table: {{ kind: secure-boot, clock: 320 MHz }}`"
+            )));
+        }
         if table.as_ref().and_then(|t| t.clock_hz).is_none()
             && let Some((name, _)) = measures
                 .values()
@@ -804,6 +845,63 @@ pub fn expand(template: &str, vars: &IndexMap<String, String>, board: &str) -> S
         out = out.replace(&format!("{{{name}}}"), value);
     }
     out
+}
+
+/// `budgets.boards`, checked: every key names one of the scenario's boards (else an error with
+/// the key's `line:column:` in `text`, listing the boards), and no entry nests `boards` again.
+fn board_budgets(
+    raw: &RawBudgets,
+    boards: &[&'static Board],
+    text: &str,
+) -> Result<IndexMap<String, (Budgets, RegionBudgets)>, (String, String)> {
+    let mut out = IndexMap::new();
+    for (name, b) in &raw.boards {
+        if !boards.iter().any(|x| x.name == name.as_str()) {
+            return Err((
+                key_location(text, "budgets", name),
+                format!(
+                    "budgets.boards: `{name}` is not one of this scenario's boards ({}); name a board from `boards:`",
+                    boards.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if !b.boards.is_empty() {
+            return Err((
+                key_location(text, "budgets", name),
+                format!("budgets.boards.{name}: `boards` cannot nest; give this board's limits directly"),
+            ));
+        }
+        out.insert(name.clone(), b.split());
+    }
+    Ok(out)
+}
+
+/// `line:column:` of the first `key:` (block or flow style) after the line where `section:`
+/// starts, or "" when it is not found (the message still names the key path).
+fn key_location(text: &str, section: &str, key: &str) -> String {
+    let is_key_at = |line: &str, at: usize| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + key.len()..].trim_start();
+        before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',' || c == '"' || c == '\'')
+            && (after.starts_with(':') || after.starts_with("\":") || after.starts_with("':"))
+    };
+    let mut in_section = false;
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split(" #").next().unwrap_or(line);
+        if !in_section && code.trim_start().starts_with(&format!("{section}:")) {
+            in_section = true;
+        }
+        if in_section {
+            let mut from = 0;
+            while let Some(at) = code[from..].find(key).map(|a| a + from) {
+                if is_key_at(code, at) {
+                    return format!("{}:{}:", i + 1, at + 1);
+                }
+                from = at + key.len();
+            }
+        }
+    }
+    String::new()
 }
 
 /// serde_yaml_ng puts the location last; move it to the front, compiler style (`file:line:col: ...`).
@@ -1038,6 +1136,46 @@ timeout: 20 s
             let err = load(&dir, &format!("{base}{yaml}")).unwrap_err();
             assert!(err.contains(want) && err.contains("s.yaml"), "{yaml}: {err}");
         }
+    }
+
+    #[test]
+    fn per_board_budgets_override_the_scenario_and_profile_and_name_unknown_boards() {
+        let dir = fixture_dir();
+        let yaml = GOOD.replace(
+            "budgets:\n",
+            "budgets:\n  cycles: { crc32: 5000 }\n  time: { ed25519/boot: 30 ms }\n  boards:\n    \
+             microbit: { stack: 1 KiB, cycles: { crc32: 9000 }, time: { ed25519/boot: 200 ms } }\n",
+        ) + "timing: { mps2-an386: stm32f407 }\ntable: { kind: secure-boot, clock: 64 MHz }\n";
+        let s = load(&dir, &yaml).unwrap();
+        let size = s.profiles.iter().find(|p| p.name == "size").unwrap();
+        let m = s.measure("size");
+        // The other board keeps the scenario's and the profile's limits.
+        let (bytes, regions) = m.budgets_for("mps2-an386", &size.budgets);
+        assert_eq!((bytes.flash, bytes.stack), (Some(Bytes(16 * 1024)), s.profiles[0].budgets.stack));
+        assert_eq!((regions.cycles["crc32"], regions.time["ed25519/boot"].0), (5000, 30_000));
+        // The named board: its own limits on top, key by key.
+        let (bytes, regions) = m.budgets_for("microbit", &size.budgets);
+        assert_eq!((bytes.flash, bytes.stack), (Some(Bytes(16 * 1024)), Some(Bytes(1024))));
+        assert_eq!((regions.cycles["crc32"], regions.time["ed25519/boot"].0), (9000, 200_000));
+
+        // Bad input: an unknown board names the file, the line and column of the key, and the
+        // scenario's boards; nesting and per-profile `boards` are refused.
+        let bad = yaml.replace("    microbit: {", "    mps2-an505: {");
+        let err = load(&dir, &bad).unwrap_err();
+        assert!(
+            err.contains("s.yaml:11:5: budgets.boards: `mps2-an505` is not one of this scenario's boards (mps2-an386, microbit)"),
+            "{err}"
+        );
+        let flow = GOOD.replace("budgets:\n", "budgets:\n  boards: { mps2-an500: { stack: 1 KiB } }\n");
+        let err = load(&dir, &flow).unwrap_err();
+        assert!(err.contains("s.yaml:8:13: budgets.boards: `mps2-an500` is not one of"), "{err}");
+        let nested = GOOD.replace("budgets:\n", "budgets:\n  boards: { microbit: { boards: { microbit: {} } } }\n");
+        assert!(load(&dir, &nested).unwrap_err().contains("`boards` cannot nest"));
+        let in_profile = GOOD.replace("budgets: { flash: 16 KiB }", "budgets: { boards: { microbit: { flash: 8 KiB } } }");
+        assert!(load(&dir, &in_profile).unwrap_err().contains("profiles.size.budgets.boards.microbit: per-board budgets go in"));
+        // A board's time budget needs that board's clock (or the table's).
+        let unclocked = GOOD.replace("budgets:\n", "budgets:\n  boards: { microbit: { time: { x: 1 ms } } }\n");
+        assert!(load(&dir, &unclocked).unwrap_err().contains("budgets.boards.microbit.time: `x` needs a clock"));
     }
 
     #[test]
