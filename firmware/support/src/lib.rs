@@ -761,7 +761,28 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     let mut l = Line::record("panic");
     l.truncatable = true;
     l.push_str(" msg=");
-    panic_message(&mut l, info);
+    panic_text(&mut l, info);
+    l.emit();
+    exit_failure()
+}
+
+/// The panic message and location, formatted by `core::fmt`.
+#[cfg(not(feature = "panic-without-formatting"))]
+#[inline(always)]
+fn panic_text(l: &mut Line, info: &core::panic::PanicInfo) {
+    let _ = write!(l, "{}", info.message());
+    if let Some(loc) = info.location() {
+        let _ = write!(l, " at {}:{}:{}", loc.file(), loc.line(), loc.column());
+    }
+}
+
+/// The panic message when it is a literal, and the location, without `core::fmt`: no panic
+/// path reaches its nested `Debug` output, a recursion that a static stack bound cannot see the
+/// end of (a production bootloader's panic handler does not format either).
+#[cfg(feature = "panic-without-formatting")]
+#[inline(always)]
+fn panic_text(l: &mut Line, info: &core::panic::PanicInfo) {
+    l.push_str(info.message().as_str().unwrap_or("(formatted message; not formatted by this firmware's panic handler)"));
     if let Some(loc) = info.location() {
         l.push_str(" at ");
         l.push_str(loc.file());
@@ -770,20 +791,4 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
         l.push_byte(b':');
         l.push_dec(loc.column().into());
     }
-    l.emit();
-    exit_failure()
-}
-
-/// The panic message, formatted by `core::fmt`.
-#[cfg(not(feature = "panic-without-formatting"))]
-fn panic_message(l: &mut Line, info: &core::panic::PanicInfo) {
-    let _ = write!(l, "{}", info.message());
-}
-
-/// The panic message when it is a literal; a formatted message is not formatted, so that no
-/// panic path reaches `core::fmt` (whose nested `Debug` output is a recursion that a static
-/// stack bound cannot see the end of), as a production bootloader's panic handler does.
-#[cfg(feature = "panic-without-formatting")]
-fn panic_message(l: &mut Line, info: &core::panic::PanicInfo) {
-    l.push_str(info.message().as_str().unwrap_or("(formatted message; not formatted by this firmware's panic handler)"));
 }
