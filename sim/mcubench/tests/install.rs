@@ -16,8 +16,8 @@
 //! (`CARGO_PROFILE_RELEASE_OPT_LEVEL=0`, cargo's documented override of `profile.release`, for
 //! this install and the action's): what is proven is that `cargo install --locked --path
 //! sim/mcubench` builds and installs a complete, working mcubench outside the checkout, not how
-//! fast an optimized one runs, and an unoptimized build of the dependencies costs about a third
-//! of the optimized one's CPU. The embedded QEMU plugins are release builds either way (the
+//! fast an optimized one runs, and the unoptimized build costs a third of the optimized one's
+//! CPU (78 s against 234 s cold, docs/src/explain/evidence.md). The embedded QEMU plugins are release builds either way (the
 //! nested plugin builds drop the outer build's `CARGO_PROFILE_*` settings). QEMU 10 is
 //! `/opt/qemu-10/usr/bin/qemu-system-arm` (ci/setup.sh) or `MCUBENCH_TEST_QEMU10`.
 
