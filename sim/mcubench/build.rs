@@ -86,6 +86,13 @@ fn build(manifest: &Path, target: &Path, file: &str) -> PathBuf {
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_PRIMARY_PACKAGE")
         .env_remove("RUSTC_WORKSPACE_WRAPPER");
+    // Profile overrides (`CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install ...`) are for mcubench
+    // too: the plugin is always the release build the outer build's other profiles share.
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(|k| k.starts_with("CARGO_PROFILE_")) {
+            command.env_remove(key);
+        }
+    }
     let output = command
         .output()
         .unwrap_or_else(|e| fail(&format!("cannot run `{}` to build the QEMU plugin: {e}", cargo.to_string_lossy())));

@@ -1,8 +1,18 @@
 //! Builds cargo firmware for one board and profile.
 //!
-//! Each (memory layout, profile) pair gets its own target directory under
-//! `<target>/mcubench/`, so switching between profiles never rebuilds from scratch and two boards
-//! that share a target and a layout (mps2-an386 and mps2-an500) share one ELF.
+//! Each memory layout (and set of profile `cfg` flags) gets one target directory under
+//! `<target>/mcubench/`, shared by the profiles: their opt-levels and features are part of
+//! cargo's artifact hashes, so switching between profiles never rebuilds, and the host-side
+//! crates every build needs (proc macros, build scripts: about two thirds of a cold build's CPU
+//! for the bundled firmware) are compiled once per directory, not once per profile. `cfg` flags
+//! (target rustflags) select the directory too: cargo keeps one fingerprint per binary across
+//! rustflags, so two cfg sets in one directory would relink each other's ELF every time. Two
+//! boards that share a target and a layout (mps2-an386 and mps2-an500) share one ELF.
+//!
+//! Profiles of one directory link the same output path (`<triple>/release/<bin>`), so a build
+//! holds a lock on the directory until it has copied its ELF to a path of its own
+//! (`elf/<triple>/<profile>-<hash of the settings>/<bin>`); builds of other layouts run in
+//! parallel.
 //!
 //! The environment's `RUSTFLAGS` is removed: it would replace the firmware's `.cargo/config.toml`
 //! rustflags, drop `-Tlink.x`, and stable rustc would then link an empty ELF without complaint.
@@ -28,6 +38,10 @@ pub enum BuildError {
     Metadata { dir: PathBuf, stderr: String },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot lock {path} (held while a build links and copies its ELF): {source}")]
+    Lock { path: PathBuf, source: std::io::Error },
     #[error(
         "building `{bin}` for {board} ({target}, profile {profile}) failed:\n{stderr}\nhint: is the Rust target installed? `bash ci/setup.sh` adds all four thumb targets"
     )]
@@ -185,15 +199,19 @@ pub fn build(
     board: &Board,
     profile: &Profile,
 ) -> Result<PathBuf, BuildError> {
-    // One directory per memory layout, profile and feature/cfg set: two builds that differ in
-    // any of them (two scenarios, or two tests at once) never overwrite each other's ELF.
+    // One directory per memory layout and cfg set (see the module comment); the ELF's own path
+    // names the profile and a hash of all its settings, so two builds that differ in any of them
+    // (two scenarios, or two tests at once) never overwrite each other's ELF.
     let mut features: Vec<&str> = firmware.features.iter().map(String::as_str).collect();
     features.extend(profile.features.iter().map(String::as_str));
     let settings = format!("{features:?} {:?} {:?}", profile.cfg, profile.opt_level);
-    let target_dir = target_root
-        .join("mcubench")
-        .join(format!("{}-{}-{:08x}", board.layout.name, profile.name, fnv1a(settings.as_bytes())));
+    let cfg = format!("{:?}", profile.cfg);
+    let target_dir =
+        target_root.join("mcubench").join(format!("{}-{:08x}", board.layout.name, fnv1a(cfg.as_bytes())));
     std::fs::create_dir_all(&target_dir).map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
+    let lock_path = target_dir.join("mcubench-build.lock");
+    let lock = std::fs::File::create(&lock_path).map_err(|source| BuildError::Write { path: lock_path.clone(), source })?;
+    lock.lock().map_err(|source| BuildError::Lock { path: lock_path.clone(), source })?;
     let memory_x = target_dir.join("memory.x");
     write_if_changed(&memory_x, board.layout.memory_x().as_bytes())
         .map_err(|source| BuildError::Write { path: memory_x.clone(), source })?;
@@ -226,12 +244,29 @@ pub fn build(
             stderr: String::from_utf8_lossy(&out.stderr).trim_end().to_owned(),
         });
     }
-    String::from_utf8_lossy(&out.stdout)
+    let built = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == firmware.bin)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| BuildError::NoArtifact { bin: firmware.bin.into(), board: board.name.into() })
+        .ok_or_else(|| BuildError::NoArtifact { bin: firmware.bin.into(), board: board.name.into() })?;
+    // Still under the lock: the next profile's build of this binary links the same path.
+    let elf = target_dir
+        .join("elf")
+        .join(board.rust_target)
+        .join(format!("{}-{:08x}", profile.name, fnv1a(settings.as_bytes())))
+        .join(firmware.bin);
+    let bytes = std::fs::read(&built).map_err(|source| BuildError::Read { path: built.clone(), source })?;
+    if std::fs::read(&elf).ok() != Some(bytes) {
+        // Copied (keeps the executable bit) next to its place, then renamed: never half written.
+        let tmp = elf.with_extension("tmp");
+        std::fs::create_dir_all(elf.parent().expect("a file in a directory"))
+            .and_then(|()| std::fs::copy(&built, &tmp))
+            .and_then(|_| std::fs::rename(&tmp, &elf))
+            .map_err(|source| BuildError::Write { path: elf.clone(), source })?;
+    }
+    drop(lock);
+    Ok(elf)
 }
 
 /// A small stable hash for directory names (FNV-1a, 32 bits): the same settings always give the

@@ -12,8 +12,14 @@
 //!   through `env:`, `GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`); its `uses:` steps are checked, not run.
 //!
 //! The install builds in its own target directory under this target's tmp dir (kept between runs,
-//! so only the first run pays for a release build). QEMU 10 is `/opt/qemu-10/usr/bin/qemu-system-arm`
-//! (ci/setup.sh) or `MCUBENCH_TEST_QEMU10`.
+//! so only the first run pays for the build), with the release profile's optimization turned off
+//! (`CARGO_PROFILE_RELEASE_OPT_LEVEL=0`, cargo's documented override of `profile.release`, for
+//! this install and the action's): what is proven is that `cargo install --locked --path
+//! sim/mcubench` builds and installs a complete, working mcubench outside the checkout, not how
+//! fast an optimized one runs, and the unoptimized build costs a third of the optimized one's
+//! CPU (78 s against 234 s cold, docs/src/explain/evidence.md). The embedded QEMU plugins are release builds either way (the
+//! nested plugin builds drop the outer build's `CARGO_PROFILE_*` settings). QEMU 10 is
+//! `/opt/qemu-10/usr/bin/qemu-system-arm` (ci/setup.sh) or `MCUBENCH_TEST_QEMU10`.
 
 // Full test tier: needs QEMU and/or the Arm GCC toolchain (bash ci/setup.sh).
 #![cfg(feature = "full")]
@@ -54,6 +60,9 @@ fn plugin_target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target/tmp").join("qemu-plugin")
 }
 
+/// The release profile's opt-level for the test's installs (see the module comment).
+const INSTALL_OPT_LEVEL: (&str, &str) = ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0");
+
 /// `cargo install --locked --path sim/mcubench --root <fresh temporary root>`, once per test
 /// process; the root.
 fn installed() -> &'static Path {
@@ -66,6 +75,7 @@ fn installed() -> &'static Path {
             .arg(root.path())
             .env("CARGO_TARGET_DIR", install_target_dir())
             .env("MCUBENCH_PLUGIN_TARGET_DIR", plugin_target_dir())
+            .env(INSTALL_OPT_LEVEL.0, INSTALL_OPT_LEVEL.1)
             .output()
             .unwrap();
         assert!(out.status.success(), "cargo install failed:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -347,6 +357,7 @@ fn the_github_action_runs_a_scenario_in_a_firmware_repository() {
         ("CARGO_INSTALL_ROOT", cargo_root.display().to_string()),
         ("CARGO_TARGET_DIR", install_target_dir().display().to_string()),
         ("MCUBENCH_PLUGIN_TARGET_DIR", plugin_target_dir().display().to_string()),
+        (INSTALL_OPT_LEVEL.0, INSTALL_OPT_LEVEL.1.to_string()),
     ];
     assert!(root.join("bin/mcubench").is_file(), "the install test's build is reused");
 

@@ -3,8 +3,11 @@
 //! every function with an entry, the frame the analyzer finds in the linked ELF must equal
 //! LLVM's number exactly.
 //!
-//! Build: stable toolchain with `RUSTC_BOOTSTRAP=1` (test only), its own target directory
-//! `firmware/target/stack-sizes-<triple>`, the flag passed with `cargo --config
+//! Build: stable toolchain with `RUSTC_BOOTSTRAP=1` (test only), one target directory for every
+//! target and opt-level, `firmware/target/stack-sizes` (the host-side crates, proc macros and
+//! build scripts, are most of a cold build and are compiled once; each ELF is analyzed before
+//! the next build relinks the path; sim/thumb/tests/repo_firmware.rs decodes the opt-level 3
+//! ELFs of the same directory, built with the same command), the flag passed with `cargo --config
 //! target.<triple>.rustflags=[...]`, which cargo appends to firmware/.cargo/config.toml's list
 //! (never the `RUSTFLAGS` variable: it would drop `-Tlink.x`). The triple is written as a
 //! dotted key path (`target.thumbv8m.main-none-eabihf.rustflags`), as config.toml writes it:
@@ -48,6 +51,12 @@ const TARGETS: &[(&str, Arch, bool)] = &[
     ("thumbv8m.main-none-eabihf", Arch::V8MMain, true),
 ];
 
+/// The flag, and the stable toolchain's symbol mangling: `RUSTC_BOOTSTRAP=1` makes rustc mangle
+/// with v0 as a nightly does, which orders functions differently; with legacy mangling the
+/// loaded bytes equal a plain stable build's (checked: same SHA-256 of `.vector_table`, `.text`,
+/// `.rodata` and `.data` for thumbv6m), so repo_firmware.rs decodes what users build.
+const STACK_SIZES_RUSTFLAGS: &str = r#""-Z","emit-stack-sizes","-Z","unstable-options","-C","symbol-mangling-version=legacy""#;
+
 /// firmware/Cargo.toml's `[profile.release] opt-level`.
 const RELEASE_OPT_LEVEL: &str = "3";
 /// Opt-levels built by default: the release profile's and the size profile's.
@@ -61,14 +70,13 @@ fn firmware_dir() -> PathBuf {
 /// opt-level or `opt` (`"s"`, `"z"`, `"1"`, ...); returns the ELF's path.
 fn build(triple: &str, opt: Option<&str>) -> PathBuf {
     let dir = firmware_dir();
-    let suffix = opt.map_or(String::new(), |o| format!("-O{o}"));
-    let target_dir = dir.join("target").join(format!("stack-sizes-{triple}{suffix}"));
+    let target_dir = dir.join("target").join("stack-sizes");
     let mut cmd = Command::new("cargo");
     cmd.current_dir(&dir)
         .args(["build", "--release", "-p", "kat", "--bin", "kat", "--target", triple, "--target-dir"])
         .arg(&target_dir)
         .arg("--config")
-        .arg(format!(r#"target.{triple}.rustflags=["-Z","emit-stack-sizes"]"#));
+        .arg(format!(r#"target.{triple}.rustflags=[{STACK_SIZES_RUSTFLAGS}]"#));
     if let Some(o) = opt {
         let value = if o.bytes().all(|b| b.is_ascii_digit()) { o.to_string() } else { format!("\"{o}\"") };
         cmd.arg("--config").arg(format!("profile.release.opt-level={value}"));
@@ -175,7 +183,7 @@ fn frames_equal_llvm_stack_sizes() {
     let mut total = Tally::default();
     for &(triple, arch, fpu) in TARGETS {
         for level in &levels {
-            // The release profile's own level builds into the plain target directory.
+            // The release profile's own level: no opt-level override (the build repo_firmware.rs reuses).
             let opt = (level != RELEASE_OPT_LEVEL).then_some(level.as_str());
             let t = compare(triple, opt, arch, fpu);
             eprintln!(

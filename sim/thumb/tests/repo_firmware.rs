@@ -41,22 +41,35 @@ fn decoder_agrees_with_objdump_on_the_repository_firmware() {
     let mut failures = Vec::new();
     let mut summary = Vec::new();
 
-    // Rust KAT firmware, one build per target, in a target directory of its own.
+    // Rust KAT firmware, one build per target: the build of sim/stack/tests/stack_vs_llvm.rs
+    // (same directory, command and environment, so in a full test run these builds are already
+    // fresh): the release profile plus LLVM's `-Z emit-stack-sizes` and the stable toolchain's
+    // (legacy) symbol mangling, whose loaded bytes are a plain stable build's; only the
+    // non-alloc `.stack_sizes` section is added.
     for (triple, arch, fpu) in [
         ("thumbv6m-none-eabi", Arch::V6M, false),
         ("thumbv7m-none-eabi", Arch::V7M, false),
         ("thumbv7em-none-eabihf", Arch::V7EM, true),
         ("thumbv8m.main-none-eabihf", Arch::V8MMain, true),
     ] {
-        let target_dir = repo().join("firmware/target/thumb-check");
+        let target_dir = repo().join("firmware/target/stack-sizes");
         let out = Command::new("cargo")
             .current_dir(repo().join("firmware"))
-            .args(["build", "--quiet", "--release", "-p", "kat", "--target", triple, "--target-dir"])
+            .args(["build", "--release", "-p", "kat", "--bin", "kat", "--target", triple, "--target-dir"])
             .arg(&target_dir)
+            .arg("--config")
+            .arg(format!(
+                r#"target.{triple}.rustflags=["-Z","emit-stack-sizes","-Z","unstable-options","-C","symbol-mangling-version=legacy"]"#
+            ))
+            .env("RUSTC_BOOTSTRAP", "1")
             // RUSTFLAGS would replace the firmware's -Tlink.x (see sim/mcubench/src/build.rs).
             .env_remove("RUSTFLAGS")
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_BUILD_RUSTFLAGS")
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET")
             .env_remove("MCUBENCH_MEMORY_X")
+            .stdin(std::process::Stdio::null())
             .output()
             .expect("cargo runs");
         assert!(out.status.success(), "building kat for {triple}: {}", String::from_utf8_lossy(&out.stderr));
