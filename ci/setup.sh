@@ -78,6 +78,28 @@ if ! "$qemu10" --version 2>/dev/null | grep -q '^QEMU emulator version 10\.'; th
   fi
 fi
 
+# The Debian mirror the machine's own APT `deb` entries name (not the security one), or nothing.
+debian_mirror() {
+  local m=""
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    m=$(awk '/^Types:.*deb/ { t = 1 } /^URIs:/ && t && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+  fi
+  if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
+    m=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]].*$/\2/p' /etc/apt/sources.list | { grep -v security || true; } | head -n 1)
+  fi
+  echo "$m"
+}
+
+# fetch_pinned URL FILE SHA256: downloads URL to FILE and fails unless it has the pinned SHA-256.
+fetch_pinned() {
+  python3 -c 'import shutil, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=300) as r, open(sys.argv[2], "wb") as f: shutil.copyfileobj(r, f)' "$1" "$2"
+  if ! echo "$3  $2" | sha256sum --check --quiet; then
+    echo "ci/setup.sh: $1 does not have the pinned SHA-256 $3" >&2
+    exit 1
+  fi
+}
+
 # newlib 4 for the stack analyzer's newlib 4 corpus (sim/stack/tests/stack_newlib4.rs): Debian 13's
 # libnewlib-arm-none-eabi and libnewlib-dev 4.5 (the newlib of the Arm GNU Toolchain 14.x),
 # unpacked under /opt/newlib-4 (MCUBENCH_NEWLIB4_PREFIX) beside the system's newlib 3.3, which
@@ -90,13 +112,7 @@ newlib4_debs=(
   "libnewlib-dev_${newlib4_version}_all.deb feb2ed49a464b0346e42c3506088a41025273bff5f8e6bc5777afeac3704b3c1"
 )
 if [ "$(cat "$newlib4_prefix/.mcubench-newlib-version" 2>/dev/null)" != "$newlib4_version" ]; then
-  mirror=""
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    mirror=$(awk '/^Types:.*deb/ { t = 1 } /^URIs:/ && t && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-  fi
-  if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
-    mirror=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]].*$/\2/p' /etc/apt/sources.list | { grep -v security || true; } | head -n 1)
-  fi
+  mirror=$(debian_mirror)
   if [ -z "$mirror" ]; then
     echo "ci/setup.sh: no Debian APT mirror found to fetch newlib $newlib4_version from; unpack ${newlib4_debs[*]%% *} (dpkg-deb -x) into $newlib4_prefix yourself" >&2
     exit 1
@@ -105,13 +121,7 @@ if [ "$(cat "$newlib4_prefix/.mcubench-newlib-version" 2>/dev/null)" != "$newlib
   debs=$(mktemp -d)
   for entry in "${newlib4_debs[@]}"; do
     deb=${entry%% *} sum=${entry##* }
-    python3 -c 'import shutil, sys, urllib.request
-with urllib.request.urlopen(sys.argv[1], timeout=300) as r, open(sys.argv[2], "wb") as f: shutil.copyfileobj(r, f)' \
-      "${mirror%/}/pool/main/n/newlib/$deb" "$debs/$deb"
-    if ! echo "$sum  $debs/$deb" | sha256sum --check --quiet; then
-      echo "ci/setup.sh: $deb from $mirror does not have the pinned SHA-256 $sum" >&2
-      exit 1
-    fi
+    fetch_pinned "${mirror%/}/pool/main/n/newlib/$deb" "$debs/$deb" "$sum"
   done
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO rm -rf "$newlib4_prefix"
@@ -156,26 +166,14 @@ fi
 wolfssl_dir="$tp_src/wolfssl-5.7.2"
 wolfssl_orig="wolfssl_5.7.2.orig.tar.gz 0f2ed82e345b833242705bbc4b08a2a2037a33f7bf9c610efae6464f6b10e305"
 if [ ! -f "$wolfssl_dir/.mcubench-unpacked" ]; then
-  mirror=""
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    mirror=$(awk '/^Types:.*deb/ { t = 1 } /^URIs:/ && t && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-  fi
-  if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
-    mirror=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]].*$/\2/p' /etc/apt/sources.list | { grep -v security || true; } | head -n 1)
-  fi
+  mirror=$(debian_mirror)
   if [ -z "$mirror" ]; then
     echo "ci/setup.sh: no Debian APT mirror found to fetch ${wolfssl_orig%% *} from; unpack it (pool/main/w/wolfssl/) into $wolfssl_dir yourself" >&2
     exit 1
   fi
   echo "ci/setup.sh: unpacking wolfSSL 5.7.2's Thumb-2 assembly into $wolfssl_dir" >&2
   tmp=$(mktemp -d)
-  python3 -c 'import shutil, sys, urllib.request
-with urllib.request.urlopen(sys.argv[1], timeout=300) as r, open(sys.argv[2], "wb") as f: shutil.copyfileobj(r, f)' \
-    "${mirror%/}/pool/main/w/wolfssl/${wolfssl_orig%% *}" "$tmp/orig.tar.gz"
-  if ! echo "${wolfssl_orig##* }  $tmp/orig.tar.gz" | sha256sum --check --quiet; then
-    echo "ci/setup.sh: ${wolfssl_orig%% *} from $mirror does not have the pinned SHA-256 ${wolfssl_orig##* }" >&2
-    exit 1
-  fi
+  fetch_pinned "${mirror%/}/pool/main/w/wolfssl/${wolfssl_orig%% *}" "$tmp/orig.tar.gz" "${wolfssl_orig##* }"
   rm -rf "$wolfssl_dir" && mkdir -p "$wolfssl_dir"
   tar -xzf "$tmp/orig.tar.gz" -C "$wolfssl_dir" --strip-components=1 \
     wolfssl-5.7.2-stable/COPYING wolfssl-5.7.2-stable/LICENSING wolfssl-5.7.2-stable/wolfssl \
