@@ -17,8 +17,8 @@
 //! 4. the memory system's fetch stalls ([`crate::memory::MemorySystem::fetch`]);
 //! 5. the previous block's taken-branch refill, when this block is not its fall-through.
 
-use std::cell::RefCell;
-use std::sync::Arc;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 use mcubench_thumb::{Flow, Insn, PC};
 use mcubench_wire::{Core, MemoryConfig, WaitStates};
@@ -47,7 +47,8 @@ pub enum EndKind {
     Return,
 }
 
-/// One block's price, computed once at translation.
+/// One block's price, computed once at translation, for one [`Pricer`] (it caches that pricer's
+/// continuation prices).
 #[derive(Debug)]
 pub struct TbPrice {
     pub start: u32,
@@ -81,23 +82,53 @@ pub struct TbPrice {
 }
 
 /// What a priced block keeps for pricing it as a continuation.
+/// Its continuation prices and context numbers belong to the [`Pricer`] that first ran the
+/// block: a block is priced by one pricer only.
 #[derive(Debug)]
 pub struct Straight {
     insns: Vec<Insn>,
     /// The context after the last instruction when the block starts afresh.
-    exit: Option<Arc<Context>>,
-    /// Continuation prices seen so far, one per entry context.
+    exit: Option<Context>,
+    /// `exit`'s number in the pricer's [`Contexts`] (`UNNUMBERED` until first needed).
+    exit_id: Cell<u32>,
+    /// Continuation prices seen so far, one per entry context (by number: no context is
+    /// compared or copied per executed block, which once cost half of the plugin's time).
     seen: RefCell<Vec<Continued>>,
 }
 
 #[derive(Debug)]
 struct Continued {
-    entry: crate::ContextKey,
+    /// The entry context's number.
+    entry: u32,
     cycles: u64,
     /// The taken extra in this context (the M3/M4 speculative-fetch stall moves cycles between
     /// the fall-through and the taken price).
     taken_extra: u64,
-    exit: Option<Arc<Context>>,
+    /// The exit context's number (`NO_CONTEXT`: none).
+    exit: u32,
+}
+
+/// [`Straight::exit_id`] not yet numbered.
+const UNNUMBERED: u32 = u32::MAX - 1;
+/// No context (an empty block).
+const NO_CONTEXT: u32 = u32::MAX;
+
+/// The exit contexts a run met, numbered by key ([`Context::key`]: two contexts with one key
+/// price every continuation alike), so the run carries a context as a number.
+#[derive(Debug, Default)]
+struct Contexts {
+    all: Vec<Context>,
+    ids: HashMap<crate::ContextKey, u32>,
+}
+
+impl Contexts {
+    fn number(&mut self, context: Option<&Context>) -> u32 {
+        let Some(context) = context else { return NO_CONTEXT };
+        *self.ids.entry(context.key()).or_insert_with(|| {
+            self.all.push(context.clone());
+            (self.all.len() - 1) as u32
+        })
+    }
 }
 
 impl TbPrice {
@@ -132,7 +163,7 @@ impl TbPrice {
             let plan = m.plan(model, &insns);
             tb.fetch = (!plan.is_empty()).then(|| Box::new(plan));
         }
-        tb.straight = Some(Straight { insns, exit: exit.map(Arc::new), seen: RefCell::new(Vec::new()) });
+        tb.straight = Some(Straight { insns, exit, exit_id: Cell::new(UNNUMBERED), seen: RefCell::new(Vec::new()) });
         tb
     }
 
@@ -216,8 +247,9 @@ pub struct Pricer {
     pending_extra: u64,
     /// Where the last block runs on to when it does not branch (`u32::MAX`: it always branches).
     sequential: u32,
-    /// The last block fell through to this address, ending in this context.
-    flow: Option<(u32, Option<Arc<Context>>)>,
+    /// The last block fell through to this address, ending in this context (its number).
+    flow: Option<(u32, u32)>,
+    contexts: Contexts,
 }
 
 impl Pricer {
@@ -238,6 +270,7 @@ impl Pricer {
             pending_extra: 0,
             sequential: u32::MAX,
             flow: None,
+            contexts: Contexts::default(),
         }
     }
 
@@ -286,7 +319,6 @@ impl Pricer {
         self.memory.as_mut().map_or(0, |m| m.load(addr, size))
     }
 
-
     fn exceptions_step(&mut self, tb: &TbPrice) -> (u64, ExceptionEvent) {
         let pending_fall = self.pending_fall;
         let Some(e) = &mut self.exceptions else { return (0, ExceptionEvent::None) };
@@ -330,35 +362,48 @@ impl Pricer {
         }
         let previous = self.flow.take();
         let Some(straight) = &tb.straight else { return (0, tb.taken_extra) };
-        let mut exit = straight.exit.clone();
-        let mut correction = 0;
-        let mut taken_extra = tb.taken_extra;
-        if let Some((fall, Some(entry))) = previous
+        let (mut correction, mut taken_extra) = (0, tb.taken_extra);
+        let mut exit = straight.exit_id.get();
+        if let Some((fall, entry)) = previous
             && fall == tb.start
+            && entry != NO_CONTEXT
         {
-            let mut seen = straight.seen.borrow_mut();
-            let key = entry.key();
-            let i = match seen.iter().position(|c| c.entry == key) {
-                Some(i) => i,
-                None => {
-                    let (cost, after) = self.model.block_after(Some(&entry), &straight.insns);
-                    seen.push(Continued {
-                        entry: key,
-                        cycles: cost.fall_through,
-                        taken_extra: cost.taken_extra,
-                        exit: after.map(Arc::new),
-                    });
-                    seen.len() - 1
-                }
+            let seen = straight.seen.borrow();
+            let found = seen.iter().find(|c| c.entry == entry).map(|c| (c.cycles, c.taken_extra, c.exit));
+            drop(seen);
+            let (cycles, taken, after) = match found {
+                Some(f) => f,
+                None => self.first_met(straight, entry),
             };
-            correction = seen[i].cycles as i64 - tb.cost as i64;
-            taken_extra = seen[i].taken_extra;
-            exit = seen[i].exit.clone();
+            correction = cycles as i64 - tb.cost as i64;
+            taken_extra = taken;
+            exit = after;
+        } else if exit == UNNUMBERED {
+            exit = self.contexts.number(straight.exit.as_ref());
+            straight.exit_id.set(exit);
         }
         if tb.carries {
             self.flow = Some((tb.fall, exit));
         }
         (correction, taken_extra)
+    }
+
+    /// The continuation price of `straight` from context number `entry`, not met before by this
+    /// block: cycles, taken extra and the exit context's number. Apart from
+    /// [`Pricer::continuation`] so the per-block path stays small.
+    #[cold]
+    #[inline(never)]
+    fn first_met(&mut self, straight: &Straight, entry: u32) -> (u64, u64, u32) {
+        let context = &self.contexts.all[entry as usize];
+        let (cost, after) = self.model.block_after(Some(context), &straight.insns);
+        let exit = self.contexts.number(after.as_ref());
+        straight.seen.borrow_mut().push(Continued {
+            entry,
+            cycles: cost.fall_through,
+            taken_extra: cost.taken_extra,
+            exit,
+        });
+        (cost.fall_through, cost.taken_extra, exit)
     }
 }
 
@@ -411,6 +456,36 @@ mod tests {
             })
             .sum();
         assert_eq!(total, 4 + 1 + 2);
+    }
+
+    /// A block continued from different contexts keeps one price per context, however the
+    /// visits interleave (the prices are cached per context number).
+    #[test]
+    fn each_entry_context_keeps_its_own_continuation_price() {
+        let model = Model::new(Core::CortexM4);
+        let decoded = |start: u32, hw: &[u16]| {
+            let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
+            Decoder::for_core(model.core).unwrap().decode_block(start, &bytes).0
+        };
+        // Two predecessors falling into 0x108 on their not-taken path: three `adds` then `bne`
+        // at 0x100, one `adds` then `bne` at 0x104 (less fetched ahead); then `bne` at 0x108.
+        let (a_insns, c_insns, b_insns) = (
+            decoded(0x100, &[0x3101, 0x3201, 0x3301, 0xd1fb]),
+            decoded(0x104, &[0x3301, 0xd1fb]),
+            decoded(0x108, &[0xd1fa]),
+        );
+        let after =
+            |pred: &[Insn]| model.block_after(Some(&model.block_after(None, pred).1.unwrap()), &b_insns).0.fall_through;
+        let (from_a, from_c) = (after(&a_insns), after(&c_insns));
+        assert_ne!(from_a, from_c, "the test needs two contexts that price the block differently");
+        let a = TbPrice::new(&model, None, 0x100, a_insns, false);
+        let c = TbPrice::new(&model, None, 0x104, c_insns, false);
+        let b = TbPrice::new(&model, None, 0x108, b_insns, false);
+        let mut p = Pricer::new(model.clone(), &MemoryConfig::default(), false);
+        for (pred, expected) in [(&a, from_a), (&c, from_c), (&c, from_c), (&a, from_a), (&c, from_c)] {
+            p.enter(pred);
+            assert_eq!(p.enter(&b).own, expected);
+        }
     }
 
     #[test]
