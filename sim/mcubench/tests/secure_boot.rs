@@ -2,6 +2,10 @@
 //! firmware passes every KAT, the tampered image is rejected by every row, and the secure-boot
 //! table (Markdown and CSV, rendered from the report) is pinned by a snapshot in `snapshots/`.
 //!
+//! A C bootloader that knows nothing of mcubench (`scenarios/bootloader.yaml`: Mbed TLS, newlib,
+//! console on UART0, built with make at two optimisation levels) gets the same table from its
+//! function regions, judged by its console lines.
+//!
 //! Only mps2-an505 runs here: building the firmware (RustCrypto SHA-2/3, RSA, ECDSA P-256/384/521,
 //! Ed25519, Ed448, ML-DSA, SLH-DSA, LMS, XMSS, plus their host copies for the build script) costs about
 //! 110 s of CPU per memory layout cold, so the mps2-an386 row set is left to
@@ -138,5 +142,54 @@ fn secure_boot_table_on_the_m33_is_real_and_pinned() {
     }, {
         insta::assert_snapshot!("secure-boot-mps2-an505-markdown", markdown);
         insta::assert_snapshot!("secure-boot-mps2-an505-csv", csv);
+    });
+}
+
+/// A vendor's C bootloader without the result protocol: the verdict comes from its UART lines
+/// (each row boots the genuine image and rejects a tampered one), the table's measured columns
+/// from the function regions `sb_boot_<row>`, `sb_hash_<row>`, `sb_verify_<row>`, its code,
+/// static stack and header columns from the ELF, as for the Rust firmware.
+#[test]
+fn a_c_bootloader_without_the_protocol_gets_its_table_from_function_regions() {
+    let scenario = Scenario::load(&common::repo().join("scenarios/bootloader.yaml")).unwrap();
+    let report = common::run(&scenario);
+    assert_eq!(report.cells.len(), 2, "one cell per optimisation level");
+    for cell in &report.cells {
+        assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}: {}", cell.profile, cell.verdict.message);
+        assert!(cell.kats.is_empty(), "the firmware speaks no protocol");
+        let rows: Vec<&str> = cell.table_rows.iter().map(|f| f.row.as_str()).collect();
+        assert_eq!(rows, ["ecdsa_p256", "sha256"], "{}", cell.profile);
+        // (longest call's cycles, stack probe bytes) of a region; genuine and tampered image:
+        // two completed calls each.
+        let region = |name: &str| {
+            let r = cell.regions.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!((r.calls, r.open), (2, 0), "{name}");
+            (r.cycles.as_ref().unwrap().max, r.stack_probe_bytes)
+        };
+        for facts in &cell.table_rows {
+            let row = &facts.row;
+            let (boot, probed) = region(&format!("sb_boot_{row}"));
+            let (hash, _) = region(&format!("sb_hash_{row}"));
+            let (verify, _) = region(&format!("sb_verify_{row}"));
+            // The boot path contains the hash and the check: its longest call costs more than both.
+            assert!(boot > hash + verify - 1, "{row}: boot {boot}, hash {hash}, verify {verify}");
+            // 100 KiB of SHA-256 in Mbed TLS's C: tens of cycles per byte on the Cortex-M4.
+            let cpb = hash as f64 / 102_400.0;
+            assert!((20.0..100.0).contains(&cpb), "{row}: {cpb} cycles/B");
+            let probed = probed.expect("stack probe");
+            let bound = facts.stack_static.unwrap_or_else(|| panic!("{row}: {}", facts.stack_static_kind));
+            assert!(probed <= bound, "{row}: probed {probed} B > static bound {bound} B");
+            assert!(facts.verify_code.is_some_and(|b| b > 0), "{row}");
+        }
+        let ecdsa = cell.table_rows.iter().find(|f| f.row == "ecdsa_p256").unwrap();
+        assert_eq!((ecdsa.signature, ecdsa.public_key), (Some(64), Some(65)));
+    }
+    let csv = tables::to_csv(&report).expect("csv table");
+    insta::with_settings!({
+        snapshot_path => "../../../snapshots",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("bootloader-mps2-an386-csv", csv);
     });
 }

@@ -77,15 +77,43 @@ impl TimeSource {
         }
     }
 
-    /// The boot time in ms, three decimals: the KAT's `time_us` when the cell has a clock, else
-    /// its cycles at the stated clock (the same [`crate::report::time_us`]).
-    fn millis(&self, boot: Option<&KatReport>) -> Option<String> {
-        let boot = boot?;
+    /// The boot time in ms, three decimals: the boot measurement's `time_us` when the cell has
+    /// a clock, else its cycles at the stated clock (the same [`crate::report::time_us`]).
+    fn millis(&self, boot: &Measured) -> Option<String> {
         let us = match self {
             TimeSource::Cell { .. } => boot.time_us,
             TimeSource::Stated { clock_hz } => crate::report::time_us(boot.cycles, Some(*clock_hz)),
         }?;
         Some(format!("{:.3}", us / 1e3))
+    }
+}
+
+/// One part of a row (`boot`, `hash`, `verify`) as measured: from the firmware's KAT record
+/// `<row>/<part>` when it speaks the result protocol, else from the function region
+/// `sb_<part>_<row>` (`regions:` in the scenario), so firmware that only prints on a console
+/// gets the same table. A region gives its longest completed call: a valid image's boot runs
+/// the whole path, a rejected one may stop early.
+#[derive(Debug, Default)]
+struct Measured<'a> {
+    kat: Option<&'a KatReport>,
+    cycles: Option<u64>,
+    stack: Option<u32>,
+    time_us: Option<f64>,
+}
+
+impl<'a> Measured<'a> {
+    fn of(cell: &'a CellReport, row: &str, part: &str) -> Measured<'a> {
+        if let Some(k) = kat(cell, row, part) {
+            return Measured { kat: Some(k), cycles: k.cycles, stack: Some(k.stack), time_us: k.time_us };
+        }
+        let name = format!("sb_{part}_{row}");
+        match cell.regions.iter().find(|r| r.name == name && r.calls > 0) {
+            Some(r) => {
+                let cycles = r.cycles.as_ref().map(|c| c.max);
+                Measured { kat: None, cycles, stack: r.stack_probe_bytes, time_us: cell.time_us(cycles) }
+            }
+            None => Measured::default(),
+        }
     }
 }
 
@@ -182,13 +210,18 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
         }
     }
     let mut rows = Vec::new();
+    let mut by_region = false;
     for cell in &report.cells {
         let source = TimeSource::of(cell, spec);
         for facts in &cell.table_rows {
             let row = facts.row.as_str();
-            let boot = kat(cell, row, "boot");
-            let mut r =
-                vec![cell.board.clone(), cell.profile.clone(), boot.map_or_else(|| row.to_string(), |k| k.alg.clone())];
+            let boot = Measured::of(cell, row, "boot");
+            by_region |= boot.kat.is_none() && boot.cycles.is_some();
+            let mut r = vec![
+                cell.board.clone(),
+                cell.profile.clone(),
+                boot.kat.map_or_else(|| row.to_string(), |k| k.alg.clone()),
+            ];
             for &c in &columns {
                 r.push(match c {
                     Column::FirmwareFlash => opt(cell.flash_bytes()),
@@ -199,17 +232,17 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
                         None => "-".into(),
                     },
                     Column::StackStaticExclPanic => opt(facts.stack_static_excl_panic),
-                    Column::StackMeasured => opt(boot.map(|k| k.stack)),
+                    Column::StackMeasured => opt(boot.stack),
                     Column::Header => facts.header.to_string(),
                     Column::Signature => opt(facts.signature),
                     Column::PublicKey => opt(facts.public_key),
-                    Column::HashCycles => opt(kat(cell, row, "hash").and_then(|k| k.cycles)),
-                    Column::VerifyCycles => opt(kat(cell, row, "verify").and_then(|k| k.cycles)),
-                    Column::BootCycles => opt(boot.and_then(|k| k.cycles)),
+                    Column::HashCycles => opt(Measured::of(cell, row, "hash").cycles),
+                    Column::VerifyCycles => opt(Measured::of(cell, row, "verify").cycles),
+                    Column::BootCycles => opt(boot.cycles),
                     Column::BootTime => {
                         // Its own source's column; "-" in the others.
                         for s in &sources {
-                            r.push(if *s == source { opt(source.millis(boot)) } else { "-".into() });
+                            r.push(if *s == source { opt(source.millis(&boot)) } else { "-".into() });
                         }
                         continue;
                     }
@@ -217,7 +250,8 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
                         let prefix = format!("{row}/");
                         let mine: Vec<_> = cell.kats.iter().filter(|k| k.id.starts_with(&prefix)).collect();
                         let passed = mine.iter().filter(|k| k.result == KatResult::Pass).count();
-                        format!("{passed}/{}", mine.len())
+                        // No KAT records: the firmware's console verdict judged the row.
+                        if mine.is_empty() { "-".into() } else { format!("{passed}/{}", mine.len()) }
                     }
                 });
             }
@@ -240,6 +274,14 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
          panic/abort paths cut, informative, not a sound bound; stack measured: painted, its boot KAT (the measurement's trampoline and closure frames included); header: fixed fields, key hint or digest, signature"
             .into(),
     );
+    if by_region {
+        notes.push(
+            "rows without KAT records: cycles, time and stack measured from the function regions sb_boot_<row>, \
+             sb_hash_<row>, sb_verify_<row> (regions[]: the longest completed call; stack: the stack probe's bytes \
+             below the call's entry SP); KATs `-`: the console verdict judged the run"
+                .into(),
+        );
+    }
     Table {
         title: format!("secure-boot table ({} B image per algorithm)", 100 * 1024),
         headers,
@@ -448,6 +490,58 @@ mod tests {
         // Only profiled cells: no stated-clock column at all.
         r.cells.truncate(1);
         assert_eq!(to_csv(&r).unwrap().lines().next(), Some("board,profile,algorithm,boot_cycles,boot_ms_stm32h563"));
+    }
+
+    /// Firmware without the result protocol: the table reads the function regions
+    /// `sb_<part>_<row>` (the longest call), and the KATs column says the console judged it.
+    #[test]
+    fn rows_without_kat_records_are_measured_by_their_function_regions() {
+        use crate::report::regions::{PerCall, RegionReport};
+        let region = |name: &str, calls: u64, min: u64, max: u64, stack: Option<u32>| RegionReport {
+            name: name.into(),
+            calls,
+            open: 0,
+            instructions: PerCall { total: max, min: max / 2, max: max / 2 },
+            cycles: Some(PerCall { total: min + max, min, max }),
+            stack_lowest: None,
+            stack_probe_bytes: stack,
+            bytes: None,
+            cycles_per_byte: None,
+            per_call: Vec::new(),
+            per_call_dropped: 0,
+            by_size: Vec::new(),
+            by_caller: Vec::new(),
+        };
+        let mut r = report(vec![
+            Column::StackMeasured,
+            Column::HashCycles,
+            Column::VerifyCycles,
+            Column::BootCycles,
+            Column::BootTime,
+            Column::Kats,
+        ]);
+        r.cells[0].kats.clear();
+        r.cells[0].clock_hz = Some(168_000_000);
+        r.cells[0].cycle_params.insert("timing".into(), "stm32f407".into());
+        r.cells[0].regions = vec![
+            // A valid image's boot (the longest call) and a tampered one's.
+            region("sb_boot_ed25519", 2, 1_000_000, 3_360_000, Some(1800)),
+            region("sb_hash_ed25519", 2, 900_000, 900_000, Some(300)),
+            // Never called: no figure, not a zero.
+            region("sb_verify_ed25519", 0, 0, 0, None),
+        ];
+        let csv = to_csv(&r).unwrap();
+        assert_eq!(
+            csv,
+            "board,profile,algorithm,stack_measured_bytes,hash_cycles,verify_cycles,boot_cycles,boot_ms_stm32f407,kats\n\
+             mps2-an505,release,ed25519,1800,900000,-,3360000,20.000,-\n"
+        );
+        let md = to_markdown(&r).unwrap();
+        assert!(md.contains("rows without KAT records: cycles, time and stack measured from the function regions"), "{md}");
+        // A KAT record wins over a region of the same part.
+        r.cells[0].kats = vec![kat("ed25519/boot", "Ed25519", "boot", 3_200_000, 1700, true)];
+        let csv = to_csv(&r).unwrap();
+        assert!(csv.ends_with("mps2-an505,release,Ed25519,1700,900000,-,3200000,-,1/1\n"), "{csv}");
     }
 
     #[test]
