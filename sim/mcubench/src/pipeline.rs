@@ -432,15 +432,6 @@ fn measure_cell(
         if verdict.outcome == Outcome::Pass && !problems.is_empty() {
             verdict = Verdict { outcome: Outcome::Fail, message: problems.join("; ") };
         }
-        // The throughput and profile tables' rows are KATs: a row or size the scenario names
-        // that the firmware did not measure is an input error, listing what it measured.
-        if let Some(spec) = &scenario.table
-            && spec.kind != crate::config::table::TableKind::SecureBoot
-            && verdict.outcome == Outcome::Pass
-            && let Err(e) = crate::report::throughput_table::check(spec, &report.kats)
-        {
-            verdict = setup_error(format!("{}: {e}", scenario.source.display()));
-        }
         report.stack_high_water = t.end().map(|e| e.stack);
         report.heap_peak = t.end().and_then(|e| e.heap);
     }
@@ -455,6 +446,16 @@ fn measure_cell(
                 note: probe_note.clone(),
             });
         }
+    }
+    // The throughput and profile tables' rows are KATs (or, without KAT records, function
+    // regions): a row or size the scenario names that the firmware did not measure is an input
+    // error, listing what it measured.
+    if let Some(spec) = &scenario.table
+        && spec.kind != crate::config::table::TableKind::SecureBoot
+        && verdict.outcome == Outcome::Pass
+        && let Err(e) = crate::report::throughput_table::check(spec, &crate::report::throughput_table::entries(report))
+    {
+        verdict = setup_error(format!("{}: {e}", scenario.source.display()));
     }
     Ok(verdict)
 }

@@ -193,3 +193,43 @@ fn a_c_bootloader_without_the_protocol_gets_its_table_from_function_regions() {
         insta::assert_snapshot!("bootloader-mps2-an386-csv", csv);
     });
 }
+
+/// The throughput table from the same C firmware's function regions: a region with bytes per
+/// call is a cycles-per-byte row (`sb_hash_sha256`: 100 KiB a call), one without a
+/// per-operation row (`sb_verify_ecdsa_p256`), every figure the region's longest call; a row the
+/// firmware does not have is refused with the ones it has.
+#[test]
+fn a_c_bootloader_without_the_protocol_gets_the_throughput_table_from_function_regions() {
+    let fw = common::repo().join("firmware/c/bootloader");
+    let build = tempfile::tempdir().unwrap();
+    let yaml = |rows: &str| {
+        format!(
+            "name: bootloader-throughput\nfirmware:\n  command: make -s -C {fw} OPT=O2 BUILD={b}\n  elf: {b}/bootloader-O2.elf\n\
+             boards: [mps2-an386]\nverdict: {{ exit: 0, expect: ['^all rows passed'], reject: ['FAIL'] }}\n\
+             regions:\n  - {{ name: sb_hash_sha256, bytes: 100 KiB }}\n  - sb_verify_ecdsa_p256\nstack-probe: true\n\
+             table: {{ kind: throughput, clock: 168 MHz{rows} }}\n",
+            fw = fw.display(),
+            b = build.path().display()
+        )
+    };
+    let path = build.path().join("s.yaml");
+    let report = common::run(&Scenario::from_yaml(&path, &yaml("")).unwrap());
+    let cell = &report.cells[0];
+    assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+    let region = |name: &str| cell.regions.iter().find(|r| r.name == name).unwrap();
+    let hash = region("sb_hash_sha256").cycles.as_ref().unwrap().max;
+    let verify = region("sb_verify_ecdsa_p256").cycles.as_ref().unwrap().max;
+    let csv = tables::to_csv(&report).expect("csv table");
+    let line =
+        |id: &str| csv.lines().find(|l| l.split(',').nth(3) == Some(id)).unwrap_or_else(|| panic!("{id}: {csv}"));
+    let cpb = format!("{:.3}", hash as f64 / 102_400.0);
+    assert!(line("sb_hash_sha256/102400").contains(&format!(",region,102400,{hash},{cpb},")), "{csv}");
+    assert!(line("sb_verify_ecdsa_p256/call").contains(&format!(",call,,{verify},,")), "{csv}");
+    let text = tables::to_text(&report).unwrap();
+    assert!(text.contains("rows from their function regions"), "{text}");
+    // A row the firmware does not measure: a setup error naming what it has.
+    let report = common::run(&Scenario::from_yaml(&path, &yaml(", rows: [sha512]")).unwrap());
+    let message = &report.cells[0].verdict.message;
+    assert_eq!(report.cells[0].verdict.outcome, Outcome::SetupError, "{message}");
+    assert!(message.contains("sha512") && message.contains("sb_hash_sha256, sb_verify_ecdsa_p256"), "{message}");
+}

@@ -537,7 +537,10 @@ mod tests {
              mps2-an505,release,ed25519,1800,900000,-,3360000,20.000,-\n"
         );
         let md = to_markdown(&r).unwrap();
-        assert!(md.contains("rows without KAT records: cycles, time and stack measured from the function regions"), "{md}");
+        assert!(
+            md.contains("rows without KAT records: cycles, time and stack measured from the function regions"),
+            "{md}"
+        );
         // A KAT record wins over a region of the same part.
         r.cells[0].kats = vec![kat("ed25519/boot", "Ed25519", "boot", 3_200_000, 1700, true)];
         let csv = to_csv(&r).unwrap();

@@ -4,10 +4,16 @@
 //! MB/s = 10^6 B/s); then, per operation of the algorithms without message sizes (signatures,
 //! key exchange: `ed25519/sign`), its cycles, measured stack and time. CSV is one line per KAT
 //! (long format). Guide: `docs/src/guide/throughput.md`.
+//!
+//! Firmware that writes no KAT records (a vendor's benchmark judged by its console) gets the
+//! same table from its function regions ([`entries`]).
+
+use std::borrow::Cow;
 
 use crate::config::table::TableSpec;
+use crate::judge::protocol::KatResult;
 use crate::report::tables::{Table, clock_text};
-use crate::report::{CellReport, KatReport, RunReport};
+use crate::report::{CellReport, CountSource, KatReport, RunReport};
 
 /// The cells a table shows: not those that stopped on a setup error (among them, a run whose
 /// table named a row or size the firmware did not measure: its KATs answer another question).
@@ -23,6 +29,63 @@ pub fn row_key(id: &str) -> &str {
 /// `16 B`, `1 KiB`, `16 KiB`.
 pub fn size_text(bytes: u64) -> String {
     if bytes >= 1024 && bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{bytes} B") }
+}
+
+/// What a cell's table rows are made of: its KAT records, or, when the firmware wrote none, its
+/// function regions (`regions:`) in their place, each figure from the region's longest
+/// completed call: a region with bytes per call (`bytes: N` or `bytes: argN`) is a sized row,
+/// one entry per size (`<region>/<bytes>`, `cycles_per_byte` of that call), and a region
+/// without one a per-operation row (`<region>/call`); the stack is the stack probe's bytes
+/// below the call's entry SP (0 without the probe). The console verdict judged such a run,
+/// so each entry counts as passed.
+pub fn entries(cell: &CellReport) -> Cow<'_, [KatReport]> {
+    if !cell.kats.is_empty() {
+        return Cow::Borrowed(&cell.kats);
+    }
+    let mut out = Vec::new();
+    for r in cell.regions.iter().filter(|r| r.calls > 0) {
+        let entry = |id: String, op: &str, bytes: Option<u64>, insns: u64, cycles: Option<u64>| KatReport {
+            id,
+            alg: r.name.clone(),
+            op: op.into(),
+            result: KatResult::Pass,
+            instructions: insns,
+            instructions_source: CountSource::Plugin,
+            cycles,
+            ticks: 0,
+            stack: r.stack_probe_bytes.unwrap_or(0),
+            stack_lowest: r.stack_lowest,
+            heap: None,
+            bytes,
+            cycles_per_byte: crate::report::per_byte(cycles, bytes),
+            stack_probe_bytes: r.stack_probe_bytes,
+            time_us: cell.time_us(cycles),
+        };
+        let max = |c: &Option<crate::report::PerCall>| c.as_ref().map(|c| c.max);
+        if !r.by_size.is_empty() {
+            for s in &r.by_size {
+                out.push(entry(
+                    format!("{}/{}", r.name, s.bytes),
+                    "region",
+                    Some(s.bytes),
+                    s.instructions.max,
+                    max(&s.cycles),
+                ));
+            }
+        } else if let Some(total) = r.bytes.filter(|&b| b > 0) {
+            let per_call = total / r.calls;
+            out.push(entry(
+                format!("{}/{per_call}", r.name),
+                "region",
+                Some(per_call),
+                r.instructions.max,
+                max(&r.cycles),
+            ));
+        } else {
+            out.push(entry(format!("{}/call", r.name), "call", None, r.instructions.max, max(&r.cycles)));
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The KATs of a sized measurement (`bytes=` > 0) and the rest, of one cell.
@@ -125,9 +188,9 @@ fn clocks(report: &RunReport, spec: &TableSpec) -> Vec<Clock> {
 }
 
 /// Row keys of a cell in KAT order, filtered by `table.rows` (and in its order when given).
-fn rows_of<'a>(cell: &'a CellReport, spec: &TableSpec, want: impl Fn(&str) -> bool) -> Vec<&'a str> {
+fn rows_of<'a>(kats: &'a [KatReport], spec: &TableSpec, want: impl Fn(&str) -> bool) -> Vec<&'a str> {
     let mut seen: Vec<&str> = Vec::new();
-    for k in &cell.kats {
+    for k in kats {
         let r = row_key(&k.id);
         if !seen.contains(&r) && want(r) {
             seen.push(r);
@@ -140,12 +203,22 @@ fn rows_of<'a>(cell: &'a CellReport, spec: &TableSpec, want: impl Fn(&str) -> bo
     }
 }
 
-fn has_sizes(cell: &CellReport, row: &str) -> bool {
-    cell.kats.iter().any(|k| row_key(&k.id) == row && sized(k))
+fn has_sizes(kats: &[KatReport], row: &str) -> bool {
+    kats.iter().any(|k| row_key(&k.id) == row && sized(k))
 }
 
 fn one(v: f64) -> String {
     format!("{v:.1}")
+}
+
+/// The note for cells whose rows are function regions ([`entries`]), if any cell's are.
+fn regions_note(report: &RunReport) -> Option<String> {
+    shown(report).any(|c| c.kats.is_empty() && c.regions.iter().any(|r| r.calls > 0)).then(|| {
+        "cells without KAT records: rows from their function regions (regions[]; `<region>/<bytes per call>` \
+         sized, `<region>/call` per operation), each figure the region's longest completed call, stack B the \
+         stack probe's bytes below the call's entry SP; the console verdict judged the run"
+            .to_string()
+    })
 }
 
 fn models(report: &RunReport) -> Vec<String> {
@@ -164,7 +237,8 @@ fn sizes(report: &RunReport, spec: &TableSpec) -> Vec<u64> {
     if !spec.sizes.is_empty() {
         return spec.sizes.clone();
     }
-    let mut s: Vec<u64> = shown(report).flat_map(|c| &c.kats).filter(|k| sized(k)).filter_map(|k| k.bytes).collect();
+    let mut s: Vec<u64> =
+        shown(report).flat_map(|c| entries(c).into_owned()).filter(sized).filter_map(|k| k.bytes).collect();
     s.sort_unstable();
     s.dedup();
     s
@@ -190,9 +264,10 @@ fn per_byte(report: &RunReport, spec: &TableSpec) -> Table {
     let mut rows = Vec::new();
     for cell in shown(report) {
         let clock = Clock::of(cell, spec);
-        for row in rows_of(cell, spec, |r| has_sizes(cell, r)) {
-            let kat = |n: u64| cell.kats.iter().find(|k| row_key(&k.id) == row && k.bytes == Some(n) && sized(k));
-            let name = cell.kats.iter().find(|k| row_key(&k.id) == row && sized(k)).map_or(row, |k| k.alg.as_str());
+        let kats = entries(cell);
+        for row in rows_of(&kats, spec, |r| has_sizes(&kats, r)) {
+            let kat = |n: u64| kats.iter().find(|k| row_key(&k.id) == row && k.bytes == Some(n) && sized(k));
+            let name = kats.iter().find(|k| row_key(&k.id) == row && sized(k)).map_or(row, |k| k.alg.as_str());
             let mut r = vec![cell.board.clone(), cell.profile.clone(), name.to_string()];
             r.extend(sizes.iter().map(|&n| kat(n).and_then(|k| k.cycles_per_byte).map_or("-".into(), one)));
             if let Some(l) = largest {
@@ -213,6 +288,7 @@ fn per_byte(report: &RunReport, spec: &TableSpec) -> Table {
             .to_string(),
     ];
     notes.extend(clocks.iter().map(|c| format!("MB/s {}: bytes / time_us of the largest size", c.note())));
+    notes.extend(regions_note(report));
     notes.extend(models(report));
     Table {
         title: "throughput table (cycles per byte by message size)".into(),
@@ -235,8 +311,9 @@ fn per_operation(report: &RunReport, spec: &TableSpec) -> Table {
     let mut rows = Vec::new();
     for cell in shown(report) {
         let clock = Clock::of(cell, spec);
-        for row in rows_of(cell, spec, |r| !has_sizes(cell, r)) {
-            for k in cell.kats.iter().filter(|k| row_key(&k.id) == row) {
+        let kats = entries(cell);
+        for row in rows_of(&kats, spec, |r| !has_sizes(&kats, r)) {
+            for k in kats.iter().filter(|k| row_key(&k.id) == row) {
                 let mut r = vec![
                     cell.board.clone(),
                     cell.profile.clone(),
@@ -259,6 +336,7 @@ fn per_operation(report: &RunReport, spec: &TableSpec) -> Table {
             .to_string(),
     ];
     notes.extend(clocks.iter().map(|c| format!("ms {}", c.note())));
+    notes.extend(regions_note(report));
     notes.extend(models(report));
     Table {
         title: "per-operation cycles (signatures, key exchange)".into(),
@@ -293,9 +371,10 @@ pub fn long(report: &RunReport, spec: &TableSpec) -> Table {
     let mut rows = Vec::new();
     for cell in shown(report) {
         let clock = Clock::of(cell, spec);
-        for row in rows_of(cell, spec, |_| true) {
-            let sized_row = has_sizes(cell, row);
-            for k in cell.kats.iter().filter(|k| row_key(&k.id) == row) {
+        let kats = entries(cell);
+        for row in rows_of(&kats, spec, |_| true) {
+            let sized_row = has_sizes(&kats, row);
+            for k in kats.iter().filter(|k| row_key(&k.id) == row) {
                 // A sized row shows its sized KATs of the chosen sizes (not its official vectors).
                 if sized_row && !(sized(k) && k.bytes.is_some_and(|b| sizes.contains(&b))) {
                     continue;
