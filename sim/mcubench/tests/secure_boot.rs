@@ -192,6 +192,24 @@ fn a_c_bootloader_without_the_protocol_gets_its_table_from_function_regions() {
     }, {
         insta::assert_snapshot!("bootloader-mps2-an386-csv", csv);
     });
+    // The same report as a profile table: a row per build profile and function region (operation
+    // `call`), Mcycles of its longest call, the profile's static RAM and flash.
+    let mut profiles = report.clone();
+    profiles.table = Some(mcubench::config::table::TableSpec {
+        kind: mcubench::config::table::TableKind::Profiles,
+        clock_hz: None,
+        rows: vec!["sb_boot_ecdsa_p256".into()],
+        sizes: vec![],
+        columns: vec![],
+    });
+    let csv = tables::to_csv(&profiles).expect("profile table");
+    for cell in &report.cells {
+        let boot = cell.regions.iter().find(|r| r.name == "sb_boot_ecdsa_p256").unwrap();
+        let mcycles = format!("{:.3}", boot.cycles.as_ref().unwrap().max as f64 / 1e6);
+        let line = format!("mps2-an386,{},sb_boot_ecdsa_p256,{mcycles},", cell.profile);
+        assert!(csv.lines().any(|l| l.starts_with(&line)), "{line}\n{csv}");
+    }
+    assert!(csv.starts_with("board,profile,scheme,call_mcycles,call_stack_kib,"), "{csv}");
 }
 
 /// The throughput table from the same C firmware's function regions: a region with bytes per

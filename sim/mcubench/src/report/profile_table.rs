@@ -5,10 +5,12 @@
 //! and the heap the scheme's operations took (the KATs' `heap`, when the firmware reports it).
 //! The profiles are the scenario's build profiles: real implementation choices (opt-level, a
 //! crate's cfg that trades tables for code, another backend). Guide: `docs/src/guide/profiles.md`.
+//! Firmware without KAT records gets a row per function region instead (operation `call`; see
+//! [`entries`]).
 
 use crate::config::table::TableSpec;
 use crate::report::tables::Table;
-use crate::report::throughput_table::{row_key, shown};
+use crate::report::throughput_table::{entries, row_key, shown};
 use crate::report::{KatReport, RunReport};
 
 fn op_key(id: &str) -> &str {
@@ -38,12 +40,13 @@ fn schemes<'a>(kats: &'a [KatReport], spec: &TableSpec) -> Vec<&'a str> {
 
 pub fn build(report: &RunReport, spec: &TableSpec) -> Table {
     // The operation columns: every operation of a shown scheme, in first-seen order.
-    let mut ops: Vec<&str> = Vec::new();
+    let mut ops: Vec<String> = Vec::new();
     for cell in shown(report) {
-        for scheme in schemes(&cell.kats, spec) {
-            for k in cell.kats.iter().filter(|k| row_key(&k.id) == scheme) {
-                if !ops.contains(&op_key(&k.id)) {
-                    ops.push(op_key(&k.id));
+        let kats = entries(cell);
+        for scheme in schemes(&kats, spec) {
+            for k in kats.iter().filter(|k| row_key(&k.id) == scheme) {
+                if !ops.iter().any(|o| o == op_key(&k.id)) {
+                    ops.push(op_key(&k.id).to_string());
                 }
             }
         }
@@ -59,9 +62,10 @@ pub fn build(report: &RunReport, spec: &TableSpec) -> Table {
     let mut rows = Vec::new();
     let mut heap_reported = false;
     for cell in shown(report) {
-        for scheme in schemes(&cell.kats, spec) {
-            let kat = |op: &str| cell.kats.iter().find(|k| row_key(&k.id) == scheme && op_key(&k.id) == op);
-            let name = kat(op_key(&cell.kats.iter().find(|k| row_key(&k.id) == scheme).map_or("", |k| k.id.as_str())))
+        let kats = entries(cell);
+        for scheme in schemes(&kats, spec) {
+            let kat = |op: &str| kats.iter().find(|k| row_key(&k.id) == scheme && op_key(&k.id) == op);
+            let name = kat(op_key(kats.iter().find(|k| row_key(&k.id) == scheme).map_or("", |k| k.id.as_str())))
                 .map_or(scheme, |k| k.alg.as_str());
             let mut r = vec![cell.board.clone(), cell.profile.clone(), name.to_string()];
             r.extend(
@@ -70,7 +74,7 @@ pub fn build(report: &RunReport, spec: &TableSpec) -> Table {
             );
             r.extend(ops.iter().map(|o| kat(o).map_or("-".into(), |k| kib(u64::from(k.stack)))));
             r.push(cell.ram_bytes().map_or("-".into(), kib));
-            let heap = cell.kats.iter().filter(|k| row_key(&k.id) == scheme).filter_map(|k| k.heap).max();
+            let heap = kats.iter().filter(|k| row_key(&k.id) == scheme).filter_map(|k| k.heap).max();
             heap_reported |= heap.is_some();
             r.push(heap.map_or("-".into(), |h| kib(u64::from(h))));
             r.push(cell.flash_bytes().map_or("-".into(), kib));
@@ -83,6 +87,7 @@ pub fn build(report: &RunReport, spec: &TableSpec) -> Table {
          cell's ELF; flash: the whole firmware; KiB = 1024 B"
             .to_string(),
     ];
+    notes.extend(crate::report::throughput_table::regions_note(report));
     if !heap_reported {
         notes.push("heap: `-`, the firmware reports no heap (it has no allocator, or does not measure it)".into());
     }

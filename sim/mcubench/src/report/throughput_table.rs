@@ -212,7 +212,7 @@ fn one(v: f64) -> String {
 }
 
 /// The note for cells whose rows are function regions ([`entries`]), if any cell's are.
-fn regions_note(report: &RunReport) -> Option<String> {
+pub(crate) fn regions_note(report: &RunReport) -> Option<String> {
     shown(report).any(|c| c.kats.is_empty() && c.regions.iter().any(|r| r.calls > 0)).then(|| {
         "cells without KAT records: rows from their function regions (regions[]; `<region>/<bytes per call>` \
          sized, `<region>/call` per operation), each figure the region's longest completed call, stack B the \
