@@ -157,6 +157,9 @@ fn a_c_bootloader_without_the_protocol_gets_its_table_from_function_regions() {
     for cell in &report.cells {
         assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}: {}", cell.profile, cell.verdict.message);
         assert!(cell.kats.is_empty(), "the firmware speaks no protocol");
+        // Its budgets gate the regions: boot cycles, and boot time at the table's clock.
+        assert!(cell.budgets_hold(), "{:?}", cell.budgets);
+        assert!(cell.budgets.iter().any(|b| b.metric == mcubench::gate::Metric::Time), "{:?}", cell.budgets);
         let rows: Vec<&str> = cell.table_rows.iter().map(|f| f.row.as_str()).collect();
         assert_eq!(rows, ["ecdsa_p256", "sha256"], "{}", cell.profile);
         // (longest call's cycles, stack probe bytes) of a region; genuine and tampered image:
