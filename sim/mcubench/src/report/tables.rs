@@ -211,12 +211,14 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
     }
     let mut rows = Vec::new();
     let mut by_region = false;
+    let mut any_measured = false;
     for cell in &report.cells {
         let source = TimeSource::of(cell, spec);
         for facts in &cell.table_rows {
             let row = facts.row.as_str();
             let boot = Measured::of(cell, row, "boot");
             by_region |= boot.kat.is_none() && boot.cycles.is_some();
+            any_measured |= boot.cycles.is_some() || boot.stack.is_some();
             let mut r = vec![
                 cell.board.clone(),
                 cell.profile.clone(),
@@ -274,6 +276,15 @@ fn secure_boot(report: &RunReport, spec: &TableSpec) -> Table {
          panic/abort paths cut, informative, not a sound bound; stack measured: painted, its boot KAT (the measurement's trampoline and closure frames included); header: fixed fields, key hint or digest, signature"
             .into(),
     );
+    if !any_measured && !rows.is_empty() {
+        notes.insert(
+            0,
+            "no measured cells: no row has a KAT record `<row>/boot` or a called function region `sb_boot_<row>`; \
+             the columns above come from the ELF alone. Firmware without the result protocol: list its sb_boot_<row> \
+             functions under `regions:`"
+                .into(),
+        );
+    }
     if by_region {
         notes.push(
             "rows without KAT records: cycles, time and stack measured from the function regions sb_boot_<row>, \
@@ -549,6 +560,12 @@ mod tests {
 
     #[test]
     fn a_table_with_no_measured_cells_says_so() {
+        // Rows from the ELF, but nothing measured (no KATs, no regions): the table says so.
+        let mut unmeasured = report(vec![]);
+        unmeasured.cells[0].kats.clear();
+        let text = to_text(&unmeasured).unwrap();
+        assert!(text.contains("no measured cells: no row has a KAT record"), "{text}");
+        assert!(!to_text(&report(vec![])).unwrap().contains("no measured cells"));
         let mut r = report(vec![]);
         r.cells[0].table_rows.clear();
         let text = to_text(&r).unwrap();
