@@ -109,8 +109,8 @@ impl<'a> Measured<'a> {
         let name = format!("sb_{part}_{row}");
         match cell.regions.iter().find(|r| r.name == name && r.calls > 0) {
             Some(r) => {
-                let cycles = r.cycles.as_ref().map(|c| c.max);
-                Measured { kat: None, cycles, stack: r.stack_probe_bytes, time_us: cell.time_us(cycles) }
+                let e = crate::report::throughput_table::call_entry(cell, r);
+                Measured { kat: None, cycles: e.cycles, stack: e.stack_probe_bytes, time_us: e.time_us }
             }
             None => Measured::default(),
         }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use crate::config::table::TableSpec;
 use crate::judge::protocol::KatResult;
 use crate::report::tables::{Table, clock_text};
-use crate::report::{CellReport, CountSource, KatReport, RunReport};
+use crate::report::{CellReport, CountSource, KatReport, RegionReport, RunReport};
 
 /// The cells a table shows: not those that stopped on a setup error (among them, a run whose
 /// table named a row or size the firmware did not measure: its KATs answer another question).
@@ -44,48 +44,56 @@ pub fn entries(cell: &CellReport) -> Cow<'_, [KatReport]> {
     }
     let mut out = Vec::new();
     for r in cell.regions.iter().filter(|r| r.calls > 0) {
-        let entry = |id: String, op: &str, bytes: Option<u64>, insns: u64, cycles: Option<u64>| KatReport {
-            id,
-            alg: r.name.clone(),
-            op: op.into(),
-            result: KatResult::Pass,
-            instructions: insns,
-            instructions_source: CountSource::Plugin,
-            cycles,
-            ticks: 0,
-            stack: r.stack_probe_bytes.unwrap_or(0),
-            stack_lowest: r.stack_lowest,
-            heap: None,
-            bytes,
-            cycles_per_byte: crate::report::per_byte(cycles, bytes),
-            stack_probe_bytes: r.stack_probe_bytes,
-            time_us: cell.time_us(cycles),
-        };
         let max = |c: &Option<crate::report::PerCall>| c.as_ref().map(|c| c.max);
         if !r.by_size.is_empty() {
             for s in &r.by_size {
-                out.push(entry(
-                    format!("{}/{}", r.name, s.bytes),
-                    "region",
-                    Some(s.bytes),
-                    s.instructions.max,
-                    max(&s.cycles),
-                ));
+                let id = format!("{}/{}", r.name, s.bytes);
+                out.push(region_entry(cell, r, id, Some(s.bytes), s.instructions.max, max(&s.cycles)));
             }
         } else if let Some(total) = r.bytes.filter(|&b| b > 0) {
             let per_call = total / r.calls;
-            out.push(entry(
-                format!("{}/{per_call}", r.name),
-                "region",
-                Some(per_call),
-                r.instructions.max,
-                max(&r.cycles),
-            ));
+            let id = format!("{}/{per_call}", r.name);
+            out.push(region_entry(cell, r, id, Some(per_call), r.instructions.max, max(&r.cycles)));
         } else {
-            out.push(entry(format!("{}/call", r.name), "call", None, r.instructions.max, max(&r.cycles)));
+            out.push(call_entry(cell, r));
         }
     }
     Cow::Owned(out)
+}
+
+/// Region `r`'s longest completed call as one table entry `<region>/call` (operation `call`):
+/// also the secure-boot table's figure for a row measured by its region.
+pub(crate) fn call_entry(cell: &CellReport, r: &RegionReport) -> KatReport {
+    let id = format!("{}/call", r.name);
+    region_entry(cell, r, id, None, r.instructions.max, r.cycles.as_ref().map(|c| c.max))
+}
+
+/// A table entry from region `r` (see [`entries`]); `bytes` per call for a sized entry.
+fn region_entry(
+    cell: &CellReport,
+    r: &RegionReport,
+    id: String,
+    bytes: Option<u64>,
+    instructions: u64,
+    cycles: Option<u64>,
+) -> KatReport {
+    KatReport {
+        id,
+        alg: r.name.clone(),
+        op: if bytes.is_some() { "region" } else { "call" }.into(),
+        result: KatResult::Pass,
+        instructions,
+        instructions_source: CountSource::Plugin,
+        cycles,
+        ticks: 0,
+        stack: r.stack_probe_bytes.unwrap_or(0),
+        stack_lowest: r.stack_lowest,
+        heap: None,
+        bytes,
+        cycles_per_byte: crate::report::per_byte(cycles, bytes),
+        stack_probe_bytes: r.stack_probe_bytes,
+        time_us: cell.time_us(cycles),
+    }
 }
 
 /// The KATs of a sized measurement (`bytes=` > 0) and the rest, of one cell.
@@ -237,8 +245,9 @@ fn sizes(report: &RunReport, spec: &TableSpec) -> Vec<u64> {
     if !spec.sizes.is_empty() {
         return spec.sizes.clone();
     }
-    let mut s: Vec<u64> =
-        shown(report).flat_map(|c| entries(c).into_owned()).filter(sized).filter_map(|k| k.bytes).collect();
+    let mut s: Vec<u64> = shown(report)
+        .flat_map(|c| entries(c).iter().filter(|k| sized(k)).filter_map(|k| k.bytes).collect::<Vec<_>>())
+        .collect();
     s.sort_unstable();
     s.dedup();
     s
