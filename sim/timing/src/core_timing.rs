@@ -1,5 +1,6 @@
 //! Per-core constants: the default taken-branch refill, exception entry, return and
-//! tail-chaining, and whether the core's model is labelled approximate.
+//! tail-chaining, whether the core's model is labelled approximate, and whether state crosses
+//! a not-taken branch.
 
 use mcubench_wire::Core;
 
@@ -16,6 +17,9 @@ pub trait CoreTiming {
     fn tail_chain(self) -> u32;
     /// Whether the model is an approximation that must be labelled as such.
     fn approximate(self) -> bool;
+    /// Whether pipeline state crosses into the not-taken path of a conditional branch, so that
+    /// path is priced as the branch block's continuation (`run::TbPrice::carries`).
+    fn not_taken_continues(self) -> bool;
 }
 
 impl CoreTiming for Core {
@@ -80,5 +84,11 @@ impl CoreTiming for Core {
     /// The Cortex-M7 model (see the crate documentation).
     fn approximate(self) -> bool {
         self == Core::CortexM7
+    }
+
+    /// The M3/M4 prefetch unit's speculative fetch state (`m3m4`'s fetch-ahead rule) carries
+    /// into the instruction after a not-taken branch; the other models carry nothing there.
+    fn not_taken_continues(self) -> bool {
+        matches!(self, Core::CortexM3 | Core::CortexM4 | Core::CortexM4F)
     }
 }

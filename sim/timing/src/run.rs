@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use mcubench_thumb::{Flow, Insn, PC};
 use mcubench_wire::{Core, MemoryConfig, WaitStates};
 
+use crate::core_timing::CoreTiming;
 use crate::memory::{FetchPlan, MemorySystem};
 use crate::{Context, Model, Params};
 
@@ -148,8 +149,7 @@ impl TbPrice {
         tb.branch_entry = cost.branch_entry;
         tb.runs_on = !last.writes.contains(PC) || last.conditional;
         tb.falls_through = matches!(last.flow, Flow::Next) && !last.writes.contains(PC);
-        let m3m4 = matches!(model.core, Core::CortexM3 | Core::CortexM4 | Core::CortexM4F);
-        tb.carries = tb.falls_through || (m3m4 && tb.runs_on);
+        tb.carries = tb.falls_through || (model.core.not_taken_continues() && tb.runs_on);
         tb.target = match last.flow {
             Flow::Branch { target } | Flow::Call { target } => target,
             _ => u32::MAX,
