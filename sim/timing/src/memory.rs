@@ -49,6 +49,9 @@ pub struct Cache {
     geometry: CacheGeometry,
     sets: Vec<Set>,
     line_shift: u32,
+    /// log2 of the number of sets when it is a power of two (the usual case): the set and tag
+    /// then come from a mask and a shift instead of a division on every lookup.
+    set_bits: Option<u32>,
 }
 
 /// One set. Up to [`SMALL_WAYS`] ways: the tags in a list, most recently used first (a scan of
@@ -186,7 +189,8 @@ impl Cache {
         } else {
             Set::Large(Box::new(Lru::new(geometry.ways)))
         };
-        Cache { geometry, sets: vec![set; sets], line_shift: geometry.line.max(1).trailing_zeros() }
+        let set_bits = sets.is_power_of_two().then(|| sets.trailing_zeros());
+        Cache { geometry, sets: vec![set; sets], line_shift: geometry.line.max(1).trailing_zeros(), set_bits }
     }
 
     pub fn geometry(&self) -> CacheGeometry {
@@ -197,10 +201,15 @@ impl Cache {
     /// used line). Returns whether it hit.
     pub fn access(&mut self, addr: u32) -> bool {
         let line = addr >> self.line_shift;
-        let n = self.sets.len() as u32;
         let ways = self.geometry.ways as usize;
-        let tag = line / n;
-        match &mut self.sets[(line % n) as usize] {
+        let (set, tag) = match self.set_bits {
+            Some(bits) => ((line & ((1 << bits) - 1)) as usize, line >> bits),
+            None => {
+                let n = self.sets.len() as u32;
+                ((line % n) as usize, line / n)
+            }
+        };
+        match &mut self.sets[set] {
             Set::Large(lru) => lru.access(tag, ways),
             Set::Small(set) => match set.iter().position(|&t| t == tag) {
                 Some(0) => true,

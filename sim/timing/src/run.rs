@@ -92,12 +92,15 @@ pub struct Straight {
     exit: Option<Context>,
     /// `exit`'s number in the pricer's [`Contexts`] (`UNNUMBERED` until first needed).
     exit_id: Cell<u32>,
+    /// The continuation price met last (entry `NO_CONTEXT`: none yet): a block is nearly always
+    /// continued from the same context, and this answers that without a search of `seen`.
+    recent: Cell<Continued>,
     /// Continuation prices seen so far, one per entry context (by number: no context is
     /// compared or copied per executed block, which once cost half of the plugin's time).
     seen: RefCell<Vec<Continued>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Continued {
     /// The entry context's number.
     entry: u32,
@@ -163,7 +166,13 @@ impl TbPrice {
             let plan = m.plan(model, &insns);
             tb.fetch = (!plan.is_empty()).then(|| Box::new(plan));
         }
-        tb.straight = Some(Straight { insns, exit, exit_id: Cell::new(UNNUMBERED), seen: RefCell::new(Vec::new()) });
+        tb.straight = Some(Straight {
+            insns,
+            exit,
+            exit_id: Cell::new(UNNUMBERED),
+            recent: Cell::new(Continued { entry: NO_CONTEXT, cycles: 0, taken_extra: 0, exit: NO_CONTEXT }),
+            seen: RefCell::new(Vec::new()),
+        });
         tb
     }
 
@@ -294,7 +303,9 @@ impl Pricer {
     }
 
     /// Prices the start of block `tb`'s execution. The caller adds `exception` and `taken`
-    /// before anything it snapshots "before the block", and `own` after.
+    /// before anything it snapshots "before the block", and `own` after. Inline: the plugin's
+    /// exec callback runs it for every executed block.
+    #[inline]
     pub fn enter(&mut self, tb: &TbPrice) -> Step {
         let (exception, event) = self.exceptions_step(tb);
         let (continued, taken_extra) = self.continuation(tb);
@@ -368,16 +379,11 @@ impl Pricer {
             && fall == tb.start
             && entry != NO_CONTEXT
         {
-            let seen = straight.seen.borrow();
-            let found = seen.iter().find(|c| c.entry == entry).map(|c| (c.cycles, c.taken_extra, c.exit));
-            drop(seen);
-            let (cycles, taken, after) = match found {
-                Some(f) => f,
-                None => self.first_met(straight, entry),
-            };
-            correction = cycles as i64 - tb.cost as i64;
-            taken_extra = taken;
-            exit = after;
+            let recent = straight.recent.get();
+            let c = if recent.entry == entry { recent } else { self.continued(straight, entry) };
+            correction = c.cycles as i64 - tb.cost as i64;
+            taken_extra = c.taken_extra;
+            exit = c.exit;
         } else if exit == UNNUMBERED {
             exit = self.contexts.number(straight.exit.as_ref());
             straight.exit_id.set(exit);
@@ -388,22 +394,23 @@ impl Pricer {
         (correction, taken_extra)
     }
 
-    /// The continuation price of `straight` from context number `entry`, not met before by this
-    /// block: cycles, taken extra and the exit context's number. Apart from
-    /// [`Pricer::continuation`] so the per-block path stays small.
+    /// The continuation price of `straight` from context number `entry`, other than the one met
+    /// last: from those seen before, else priced now. Apart from [`Pricer::continuation`] so
+    /// the per-block path stays small.
     #[cold]
     #[inline(never)]
-    fn first_met(&mut self, straight: &Straight, entry: u32) -> (u64, u64, u32) {
-        let context = &self.contexts.all[entry as usize];
-        let (cost, after) = self.model.block_after(Some(context), &straight.insns);
-        let exit = self.contexts.number(after.as_ref());
-        straight.seen.borrow_mut().push(Continued {
-            entry,
-            cycles: cost.fall_through,
-            taken_extra: cost.taken_extra,
-            exit,
+    fn continued(&mut self, straight: &Straight, entry: u32) -> Continued {
+        let seen = straight.seen.borrow().iter().find(|c| c.entry == entry).copied();
+        let c = seen.unwrap_or_else(|| {
+            let context = &self.contexts.all[entry as usize];
+            let (cost, after) = self.model.block_after(Some(context), &straight.insns);
+            let exit = self.contexts.number(after.as_ref());
+            let c = Continued { entry, cycles: cost.fall_through, taken_extra: cost.taken_extra, exit };
+            straight.seen.borrow_mut().push(c);
+            c
         });
-        (cost.fall_through, cost.taken_extra, exit)
+        straight.recent.set(c);
+        c
     }
 }
 
