@@ -218,19 +218,25 @@ fn a_c_bootloader_without_the_protocol_gets_its_table_from_function_regions() {
 /// The throughput table from the same C firmware's function regions: a region with bytes per
 /// call is a cycles-per-byte row (`sb_hash_sha256`: 100 KiB a call), one without a
 /// per-operation row (`sb_verify_ecdsa_p256`), every figure the region's longest call; a row the
-/// firmware does not have is refused with the ones it has.
+/// firmware does not have is refused with the ones it has. Then its profile table, the regions
+/// placed with `as: <row>/<operation>`: one row, an operation column per function.
 #[test]
 fn a_c_bootloader_without_the_protocol_gets_the_throughput_table_from_function_regions() {
     let fw = common::repo().join("firmware/c/bootloader");
     let build = tempfile::tempdir().unwrap();
-    let yaml = |rows: &str| {
+    let scenario = |regions: &str, table: &str| {
         format!(
             "name: bootloader-throughput\nfirmware:\n  command: make -s -C {fw} OPT=O2 BUILD={b}\n  elf: {b}/bootloader-O2.elf\n\
              boards: [mps2-an386]\nverdict: {{ exit: 0, expect: ['^all rows passed'], reject: ['FAIL'] }}\n\
-             regions:\n  - {{ name: sb_hash_sha256, bytes: 100 KiB }}\n  - sb_verify_ecdsa_p256\nstack-probe: true\n\
-             table: {{ kind: throughput, clock: 168 MHz{rows} }}\n",
+             regions:\n{regions}stack-probe: true\ntable: {{ {table} }}\n",
             fw = fw.display(),
             b = build.path().display()
+        )
+    };
+    let yaml = |rows: &str| {
+        scenario(
+            "  - { name: sb_hash_sha256, bytes: 100 KiB }\n  - sb_verify_ecdsa_p256\n",
+            &format!("kind: throughput, clock: 168 MHz{rows}"),
         )
     };
     let path = build.path().join("s.yaml");
@@ -253,4 +259,27 @@ fn a_c_bootloader_without_the_protocol_gets_the_throughput_table_from_function_r
     let message = &report.cells[0].verdict.message;
     assert_eq!(report.cells[0].verdict.outcome, Outcome::SetupError, "{message}");
     assert!(message.contains("sha512") && message.contains("sb_hash_sha256, sb_verify_ecdsa_p256"), "{message}");
+
+    let regions = ["boot", "hash", "verify"]
+        .map(|op| format!("  - {{ name: sb_{op}_ecdsa_p256, as: ecdsa-p256/{op} }}\n"))
+        .concat();
+    let report = common::run(&Scenario::from_yaml(&path, &scenario(&regions, "kind: profiles")).unwrap());
+    let cell = &report.cells[0];
+    assert_eq!(cell.verdict.outcome, Outcome::Pass, "{}", cell.verdict.message);
+    let mcycles = |op: &str| {
+        let r = cell.regions.iter().find(|r| r.name == format!("sb_{op}_ecdsa_p256")).unwrap();
+        assert_eq!(r.table_entry.as_deref(), Some(format!("ecdsa-p256/{op}").as_str()), "the report keeps `as`");
+        format!("{:.3}", r.cycles.as_ref().unwrap().max as f64 / 1e6)
+    };
+    let csv = tables::to_csv(&report).expect("profile table");
+    assert!(csv.starts_with("board,profile,scheme,boot_mcycles,hash_mcycles,verify_mcycles,boot_stack_kib,"), "{csv}");
+    let row = format!(
+        "mps2-an386,{},ecdsa-p256,{},{},{},",
+        cell.profile,
+        mcycles("boot"),
+        mcycles("hash"),
+        mcycles("verify")
+    );
+    assert!(csv.lines().nth(1).is_some_and(|l| l.starts_with(&row)), "{row}\n{csv}");
+    assert_eq!(csv.lines().count(), 2, "one row: {csv}");
 }

@@ -7,6 +7,7 @@
 //!   - { name: sha256_update, bytes: 1024 }    # cycles per byte: each call processes 1024 bytes
 //!   - { name: crc32_update, split: caller }   # the calls split by calling function
 //!   - { name: aes_ctr, bytes: arg2 }          # bytes from r2 at entry: needs QEMU 9.1 or later
+//!   - { name: crypto_sign_keypair, as: ml-dsa-65/keygen }   # its entry in the tables
 //! ```
 //!
 //! `bytes` is a constant per call (`1024`, `1 KiB`), or `arg0` .. `arg3`: the first four
@@ -15,6 +16,10 @@
 //! ([`region_args`] become its `region_arg=` arguments) and fills each call's `bytes=` in its
 //! results file (`mcubench_wire::Call::bytes`); on QEMU 7.2 to 8.2 (API v1) such a scenario is
 //! a setup error naming the QEMU version (the pipeline checks it once the QEMU is known).
+//!
+//! `as: <row>/<operation>` places the region in the report's tables as that row and operation,
+//! as a KAT id `<row>/<operation>` would be (the profile table's `ml-dsa-65` row, `keygen`
+//! column), instead of a row of its own named after the function (operation `call`).
 
 use std::fmt;
 
@@ -32,6 +37,8 @@ pub struct RegionSpec {
     pub bytes: Option<RegionBytes>,
     /// How the report splits the calls.
     pub split: Option<Split>,
+    /// Its entry in the tables, `<row>/<operation>` (`as:`).
+    pub table_entry: Option<String>,
 }
 
 /// How many bytes one call processes.
@@ -55,7 +62,12 @@ pub enum Split {
 impl RegionSpec {
     /// A region given by name alone.
     pub fn named(name: impl Into<String>) -> RegionSpec {
-        RegionSpec { name: name.into(), bytes: None, split: None }
+        RegionSpec { name: name.into(), bytes: None, split: None, table_entry: None }
+    }
+
+    /// Its table entry's row and operation (`as:`), once [`check`]ed.
+    pub fn row_and_operation(&self) -> Option<(&str, &str)> {
+        self.table_entry.as_deref()?.split_once('/')
     }
 }
 
@@ -114,6 +126,8 @@ struct RawSpec {
     #[serde(default, deserialize_with = "bytes")]
     bytes: Option<RegionBytes>,
     split: Option<Split>,
+    #[serde(rename = "as")]
+    table_entry: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RegionSpec {
@@ -122,14 +136,14 @@ impl<'de> Deserialize<'de> for RegionSpec {
         impl<'de> Visitor<'de> for Spec {
             type Value = RegionSpec;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a function name, or `{ name: ..., bytes: ..., split: caller }`")
+                f.write_str("a function name, or `{ name: ..., bytes: ..., split: caller, as: <row>/<operation> }`")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RegionSpec, E> {
                 Ok(RegionSpec::named(v))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RegionSpec, A::Error> {
                 let raw = RawSpec::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(RegionSpec { name: raw.name, bytes: raw.bytes, split: raw.split })
+                Ok(RegionSpec { name: raw.name, bytes: raw.bytes, split: raw.split, table_entry: raw.table_entry })
             }
         }
         d.deserialize_any(Spec)
@@ -148,7 +162,8 @@ pub fn region_args(specs: &[RegionSpec]) -> Vec<(u32, u8)> {
         .collect()
 }
 
-/// What a scenario's `regions` may not be: an empty name or a name listed twice.
+/// What a scenario's `regions` may not be: an empty name or a name listed twice, a table entry
+/// that is not `<row>/<operation>` or that two regions give.
 pub fn check(specs: &[RegionSpec]) -> Result<(), String> {
     for (i, spec) in specs.iter().enumerate() {
         let name = &spec.name;
@@ -157,6 +172,21 @@ pub fn check(specs: &[RegionSpec]) -> Result<(), String> {
         }
         if specs[..i].iter().any(|s| s.name == *name) {
             return Err(format!("regions: `{name}` is listed twice"));
+        }
+        let Some(entry) = &spec.table_entry else { continue };
+        let well_formed = entry
+            .split_once('/')
+            .is_some_and(|(row, op)| !row.trim().is_empty() && !op.trim().is_empty() && !op.contains('/'));
+        if !well_formed {
+            return Err(format!(
+                "regions: `{name}`: `as: {entry}` is not `<row>/<operation>` (for example `as: ml-dsa-65/keygen`)"
+            ));
+        }
+        if let Some(other) = specs[..i].iter().find(|s| s.table_entry.as_ref() == Some(entry)) {
+            return Err(format!(
+                "regions: `{name}` and `{}` both give `as: {entry}`; one table entry per region",
+                other.name
+            ));
         }
     }
     Ok(())
@@ -181,14 +211,14 @@ mod tests {
             specs,
             [
                 RegionSpec::named("crc32"),
-                RegionSpec { name: "sha256_update".into(), bytes: Some(RegionBytes::PerCall(1024)), split: None },
+                RegionSpec { bytes: Some(RegionBytes::PerCall(1024)), ..RegionSpec::named("sha256_update") },
                 RegionSpec {
-                    name: "kat::block".into(),
                     bytes: Some(RegionBytes::PerCall(1024)),
-                    split: Some(Split::Caller)
+                    split: Some(Split::Caller),
+                    ..RegionSpec::named("kat::block")
                 },
-                RegionSpec { name: "aes_ctr".into(), bytes: Some(RegionBytes::Argument(2)), split: None },
-                RegionSpec { name: "f".into(), bytes: None, split: Some(Split::Caller) },
+                RegionSpec { bytes: Some(RegionBytes::Argument(2)), ..RegionSpec::named("aes_ctr") },
+                RegionSpec { split: Some(Split::Caller), ..RegionSpec::named("f") },
             ]
         );
         assert_eq!(RegionBytes::Argument(2).to_string(), "arg2");
@@ -204,9 +234,9 @@ mod tests {
             ("[{ name: f, bytes: lots }]", "neither a byte count (`1024`, `1 KiB`) nor an argument register"),
             ("[{ name: f, bytes: -4 }]", "neither a byte count"),
             ("[{ name: f, split: callee }]", "unknown variant `callee`, expected `caller`"),
-            ("[{ name: f, byts: 4 }]", "unknown field `byts`, expected one of `name`, `bytes`, `split`"),
+            ("[{ name: f, byts: 4 }]", "unknown field `byts`, expected one of `name`, `bytes`, `split`, `as`"),
             ("[{ bytes: 4 }]", "missing field `name`"),
-            ("[[f]]", "expected a function name, or `{ name: ..., bytes: ..., split: caller }`"),
+            ("[[f]]", "expected a function name, or `{ name: ..., bytes: ..., split: caller, as: <row>/<operation> }`"),
         ] {
             let e = parse(yaml).unwrap_err();
             assert!(e.contains(expected), "{yaml}: {e}");
@@ -215,11 +245,30 @@ mod tests {
 
     #[test]
     fn argument_registers_become_plugin_arguments_and_names_are_checked() {
-        let specs = parse("[crc32, { name: aes_ctr, bytes: arg2 }, { name: f, bytes: 4 }, { name: g, bytes: arg0 }]").unwrap();
+        let specs =
+            parse("[crc32, { name: aes_ctr, bytes: arg2 }, { name: f, bytes: 4 }, { name: g, bytes: arg0 }]").unwrap();
         assert!(check(&specs).is_ok());
         assert_eq!(region_args(&specs), vec![(1, 2), (3, 0)]);
         assert!(check(&parse("[crc32, { name: f, bytes: 64, split: caller }]").unwrap()).is_ok());
         assert!(check(&parse("[crc32, { name: crc32 }]").unwrap()).unwrap_err().contains("`crc32` is listed twice"));
         assert!(check(&parse("[\" \"]").unwrap()).unwrap_err().contains("empty function name"));
+    }
+
+    #[test]
+    fn table_entries_are_row_and_operation_once_each() {
+        let specs = parse("[{ name: kp, as: ml-dsa-65/keygen }, { name: sig, as: ml-dsa-65/sign }, crc32]").unwrap();
+        assert!(check(&specs).is_ok());
+        assert_eq!(specs[0].row_and_operation(), Some(("ml-dsa-65", "keygen")));
+        assert_eq!(specs[2].row_and_operation(), None);
+        for (yaml, expected) in [
+            ("[{ name: kp, as: keygen }]", "`kp`: `as: keygen` is not `<row>/<operation>`"),
+            ("[{ name: kp, as: ml-dsa/65/keygen }]", "is not `<row>/<operation>`"),
+            ("[{ name: kp, as: /keygen }]", "is not `<row>/<operation>`"),
+            ("[{ name: kp, as: ml-dsa-65/ }]", "is not `<row>/<operation>`"),
+            ("[{ name: a, as: x/y }, { name: b, as: x/y }]", "`b` and `a` both give `as: x/y`"),
+        ] {
+            let e = check(&parse(yaml).unwrap()).unwrap_err();
+            assert!(e.contains(expected), "{yaml}: {e}");
+        }
     }
 }

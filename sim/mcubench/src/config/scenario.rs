@@ -1219,9 +1219,9 @@ timeout: 20 s
         assert_eq!(
             s.regions[1],
             RegionSpec {
-                name: "sha256_update".into(),
                 bytes: Some(RegionBytes::PerCall(1024)),
-                split: Some(Split::Caller)
+                split: Some(Split::Caller),
+                ..RegionSpec::named("sha256_update")
             }
         );
         let s = load(&dir, &format!("{GOOD}regions: [crc32, {{ name: aes_ctr, bytes: arg2 }}]\n")).unwrap();

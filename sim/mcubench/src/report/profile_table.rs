@@ -171,4 +171,57 @@ mod tests {
         let text = tables::to_text(&report).unwrap();
         assert!(text.contains("heap: `-`, the firmware reports no heap"), "{text}");
     }
+
+    /// Firmware without KAT records, measured by function regions: those with `as:
+    /// <row>/<operation>` make one row with operation columns, the others a row each (`call`).
+    #[test]
+    fn regions_with_a_table_entry_fill_one_row_per_scheme() {
+        use crate::report::regions::{PerCall, RegionReport};
+        let region = |name: &str, entry: Option<&str>, cycles: u64, stack: u32| RegionReport {
+            name: name.into(),
+            table_entry: entry.map(String::from),
+            calls: 1,
+            open: 0,
+            instructions: PerCall { total: cycles / 2, min: cycles / 2, max: cycles / 2 },
+            cycles: Some(PerCall { total: cycles, min: cycles, max: cycles }),
+            stack_lowest: None,
+            stack_probe_bytes: Some(stack),
+            bytes: None,
+            cycles_per_byte: None,
+            per_call: Vec::new(),
+            per_call_dropped: 0,
+            by_size: Vec::new(),
+            by_caller: Vec::new(),
+        };
+        let board = crate::config::board::Board::find("mps2-an505").unwrap();
+        let mut c = CellReport::unrun(0, board, "speed");
+        c.verdict =
+            crate::judge::verdict::Verdict { outcome: crate::judge::verdict::Outcome::Pass, message: String::new() };
+        c.regions = vec![
+            region("pqcrystals_dilithium3_ref_keypair", Some("ml-dsa-65/keygen"), 4_000_000, 40_960),
+            region("pqcrystals_dilithium3_ref_signature", Some("ml-dsa-65/sign"), 9_000_000, 61_440),
+            region("pqcrystals_dilithium3_ref_verify", Some("ml-dsa-65/verify"), 4_500_000, 43_008),
+            region("randombytes", None, 5_000, 64),
+        ];
+        let report = RunReport {
+            schema: SCHEMA.into(),
+            tool_version: "0".into(),
+            scenario: "profiles".into(),
+            table: Some(TableSpec {
+                kind: TableKind::Profiles,
+                clock_hz: None,
+                rows: vec![],
+                sizes: vec![],
+                columns: vec![],
+            }),
+            cells: vec![c],
+        };
+        assert_eq!(
+            tables::to_csv(&report).unwrap(),
+            "board,profile,scheme,keygen_mcycles,sign_mcycles,verify_mcycles,call_mcycles,keygen_stack_kib,\
+             sign_stack_kib,verify_stack_kib,call_stack_kib,static_ram_kib,heap_kib,flash_kib\n\
+             mps2-an505,speed,ml-dsa-65,4.000,9.000,4.500,-,40.0,60.0,42.0,-,-,-,-\n\
+             mps2-an505,speed,randombytes,-,-,-,0.005,-,-,-,0.1,-,-,-\n"
+        );
+    }
 }

@@ -24,6 +24,10 @@ pub struct PerCall {
 pub struct RegionReport {
     /// The name as the scenario gives it.
     pub name: String,
+    /// Its entry in the tables, `<row>/<operation>` (the scenario's `as:`); absent: a row of
+    /// its own named after the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_entry: Option<String>,
     /// Completed calls.
     pub calls: u64,
     /// Calls still running when the firmware exited (not in the numbers).
@@ -241,6 +245,7 @@ impl RegionReport {
 
         RegionReport {
             name: spec.name.clone(),
+            table_entry: spec.table_entry.clone(),
             calls: s.completed,
             open: s.entries.saturating_sub(s.completed),
             instructions: PerCall { total: s.total, min: s.min, max: s.max },

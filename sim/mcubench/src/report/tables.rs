@@ -510,6 +510,7 @@ mod tests {
         use crate::report::regions::{PerCall, RegionReport};
         let region = |name: &str, calls: u64, min: u64, max: u64, stack: Option<u32>| RegionReport {
             name: name.into(),
+            table_entry: None,
             calls,
             open: 0,
             instructions: PerCall { total: max, min: max / 2, max: max / 2 },

@@ -35,9 +35,10 @@ pub fn size_text(bytes: u64) -> String {
 /// function regions (`regions:`) in their place, each figure from the region's longest
 /// completed call: a region with bytes per call (`bytes: N` or `bytes: argN`) is a sized row,
 /// one entry per size (`<region>/<bytes>`, `cycles_per_byte` of that call), and a region
-/// without one a per-operation row (`<region>/call`); the stack is the stack probe's bytes
-/// below the call's entry SP (0 without the probe). The console verdict judged such a run,
-/// so each entry counts as passed.
+/// without one a per-operation row (`<region>/call`); a region with `as: <row>/<operation>`
+/// takes that row (and, unsized, that entry) instead, so several functions make one row's
+/// operation columns. The stack is the stack probe's bytes below the call's entry SP (0 without
+/// the probe). The console verdict judged such a run, so each entry counts as passed.
 pub fn entries(cell: &CellReport) -> Cow<'_, [KatReport]> {
     if !cell.kats.is_empty() {
         return Cow::Borrowed(&cell.kats);
@@ -45,15 +46,20 @@ pub fn entries(cell: &CellReport) -> Cow<'_, [KatReport]> {
     let mut out = Vec::new();
     for r in cell.regions.iter().filter(|r| r.calls > 0) {
         let max = |c: &Option<crate::report::PerCall>| c.as_ref().map(|c| c.max);
+        let (row, op) = match r.table_entry.as_deref().and_then(|e| e.split_once('/')) {
+            Some((row, op)) => (row, Some(op)),
+            None => (r.name.as_str(), None),
+        };
+        let sized = |id: String, bytes: u64, instructions: u64, cycles: Option<u64>| {
+            region_entry(cell, r, id, (row, op.unwrap_or("region")), Some(bytes), (instructions, cycles))
+        };
         if !r.by_size.is_empty() {
             for s in &r.by_size {
-                let id = format!("{}/{}", r.name, s.bytes);
-                out.push(region_entry(cell, r, id, Some(s.bytes), s.instructions.max, max(&s.cycles)));
+                out.push(sized(format!("{row}/{}", s.bytes), s.bytes, s.instructions.max, max(&s.cycles)));
             }
         } else if let Some(total) = r.bytes.filter(|&b| b > 0) {
             let per_call = total / r.calls;
-            let id = format!("{}/{per_call}", r.name);
-            out.push(region_entry(cell, r, id, Some(per_call), r.instructions.max, max(&r.cycles)));
+            out.push(sized(format!("{row}/{per_call}"), per_call, r.instructions.max, max(&r.cycles)));
         } else {
             out.push(call_entry(cell, r));
         }
@@ -61,26 +67,31 @@ pub fn entries(cell: &CellReport) -> Cow<'_, [KatReport]> {
     Cow::Owned(out)
 }
 
-/// Region `r`'s longest completed call as one table entry `<region>/call` (operation `call`):
-/// also the secure-boot table's figure for a row measured by its region.
+/// Region `r`'s longest completed call as one table entry: `<region>/call` (operation `call`),
+/// or its `as: <row>/<operation>`. Also the secure-boot table's figure for a row measured by its
+/// region.
 pub(crate) fn call_entry(cell: &CellReport, r: &RegionReport) -> KatReport {
-    let id = format!("{}/call", r.name);
-    region_entry(cell, r, id, None, r.instructions.max, r.cycles.as_ref().map(|c| c.max))
+    let (id, row, op) = match r.table_entry.as_deref().and_then(|e| Some((e, e.split_once('/')?))) {
+        Some((entry, (row, op))) => (entry.to_string(), row, op),
+        None => (format!("{}/call", r.name), r.name.as_str(), "call"),
+    };
+    region_entry(cell, r, id, (row, op), None, (r.instructions.max, r.cycles.as_ref().map(|c| c.max)))
 }
 
-/// A table entry from region `r` (see [`entries`]); `bytes` per call for a sized entry.
+/// A table entry from region `r` (see [`entries`]) for its row `alg` and operation `op`, with
+/// the call's instructions and cycles; `bytes` per call for a sized entry.
 fn region_entry(
     cell: &CellReport,
     r: &RegionReport,
     id: String,
+    (alg, op): (&str, &str),
     bytes: Option<u64>,
-    instructions: u64,
-    cycles: Option<u64>,
+    (instructions, cycles): (u64, Option<u64>),
 ) -> KatReport {
     KatReport {
         id,
-        alg: r.name.clone(),
-        op: if bytes.is_some() { "region" } else { "call" }.into(),
+        alg: alg.into(),
+        op: op.into(),
         result: KatResult::Pass,
         instructions,
         instructions_source: CountSource::Plugin,
@@ -223,8 +234,9 @@ fn one(v: f64) -> String {
 pub(crate) fn regions_note(report: &RunReport) -> Option<String> {
     shown(report).any(|c| c.kats.is_empty() && c.regions.iter().any(|r| r.calls > 0)).then(|| {
         "cells without KAT records: rows from their function regions (regions[]; `<region>/<bytes per call>` \
-         sized, `<region>/call` per operation), each figure the region's longest completed call, stack B the \
-         stack probe's bytes below the call's entry SP; the console verdict judged the run"
+         sized, `<region>/call` per operation, or the region's `as: <row>/<operation>`), each figure the region's \
+         longest completed call, stack B the stack probe's bytes below the call's entry SP; the console verdict \
+         judged the run"
             .to_string()
     })
 }
