@@ -25,25 +25,36 @@ CSMITH_INC=/usr/include/csmith
 [ -e "$CSMITH_INC/csmith.h" ] || { echo "error: $CSMITH_INC/csmith.h missing (apt-get install libcsmith-dev)" >&2; exit 1; }
 M4=(-mcpu=cortex-m4 -mthumb)
 
+# The items are independent (each writes its own directory), so they build side by side, at most
+# JOBS at a time (default: one per CPU); a failing item fails the script.
+JOBS=${JOBS:-$(nproc)}
+pids=()
+spawn() {
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 0.1; done
+    "$@" &
+    pids+=($!)
+}
+
 # ---- the C firmware ----
-if [ ! -e "$OUT/fw-stack-test/prog.elf" ]; then
+build_firmware() {
     rm -rf "$OUT/fw-stack-test" "$OUT/.fw"
     bash "$HERE/build-stack-test.sh" "$OUT/.fw"
     mkdir -p "$OUT/fw-stack-test"
     cp "$OUT"/.fw/stack-test-obj/*.su "$OUT/fw-stack-test/"
     cp "$OUT/.fw/stack-test.elf" "$OUT/fw-stack-test/prog.elf"
     rm -rf "$OUT/.fw"
-fi
+}
+[ -e "$OUT/fw-stack-test/prog.elf" ] || spawn build_firmware
 
 # ---- csmith programs ----
 SEEDS=${CSMITH_SEEDS:-"1 2 3 4 5 6 7 8"}
 declare -A OPTS=([O0]="-O0" [O2]="-O2" [O2-noinline]="-O2 -fno-inline" [Os-noinline]="-Os -fno-inline")
-for seed in $SEEDS; do
-    src="$OUT/.csmith/s$seed.c"
+build_csmith() {
+    local seed=$1 src="$OUT/.csmith/s$1.c"
     if [ ! -e "$src" ]; then
-        mkdir -p "$OUT/.csmith"
-        # (csmith writes platform.info into its working directory)
-        (cd "$OUT/.csmith" && csmith --seed "$seed" --max-funcs 12 -o "$src.tmp" >/dev/null)
+        # (csmith writes platform.info into its working directory: one per seed)
+        mkdir -p "$OUT/.csmith/$seed"
+        (cd "$OUT/.csmith/$seed" && csmith --seed "$seed" --max-funcs 12 -o "$src.tmp" >/dev/null)
         mv "$src.tmp" "$src"
     fi
     for opt in "${!OPTS[@]}"; do
@@ -54,6 +65,9 @@ for seed in $SEEDS; do
         (cd "$dir" && "$CC" "${M4[@]}" ${OPTS[$opt]} -w -fstack-usage -I "$CSMITH_INC" -c "$src" -o prog.o \
             && "$CC" "${M4[@]}" --specs=nosys.specs prog.o -o prog.elf.tmp && mv prog.elf.tmp prog.elf)
     done
+}
+for seed in $SEEDS; do
+    spawn build_csmith "$seed"
 done
 
 # ---- PQClean from the pypqc sdist ----
@@ -71,9 +85,8 @@ mkdir -p "$OUT/.shim"
 printf '#define __GNUC_PREREQ(maj, min) ((__GNUC__ << 16) + __GNUC_MINOR__ >= ((maj) << 16) + (min))\n' \
     > "$OUT/.shim/features.h"
 SCHEMES=(crypto_kem/kyber768 crypto_sign/dilithium2 crypto_sign/falcon-512 crypto_sign/sphincs-sha2-128f-simple)
-for opt in O2 Os; do
-    dir="$OUT/pqclean-$opt"
-    [ -e "$dir/prog.elf" ] && continue
+build_pqclean() {
+    local opt=$1 dir="$OUT/pqclean-$1"
     rm -rf "$dir"; mkdir -p "$dir/obj"
     objs=()
     n=0
@@ -96,5 +109,14 @@ for opt in O2 Os; do
     mv "$dir"/obj/*.su "$dir/"
     rm -rf "$dir/obj"
     mv "$dir/prog.elf.tmp" "$dir/prog.elf"
+}
+for opt in O2 Os; do
+    [ -e "$OUT/pqclean-$opt/prog.elf" ] || spawn build_pqclean "$opt"
 done
+
+failed=0
+for pid in "${pids[@]}"; do
+    wait "$pid" || failed=1
+done
+[ "$failed" = 0 ] || { echo "error: a corpus item failed to build (see above)" >&2; exit 1; }
 echo "corpus in $OUT" >&2
