@@ -330,7 +330,18 @@ impl Pricer {
         self.memory.as_mut().map_or(0, |m| m.load(addr, size))
     }
 
+    #[inline]
     fn exceptions_step(&mut self, tb: &TbPrice) -> (u64, ExceptionEvent) {
+        if self.exceptions.is_none() {
+            return (0, ExceptionEvent::None);
+        }
+        self.exceptions_tracked(tb)
+    }
+
+    /// [`Pricer::exceptions_step`] with handler addresses given: out of line, as most runs have
+    /// none.
+    #[inline(never)]
+    fn exceptions_tracked(&mut self, tb: &TbPrice) -> (u64, ExceptionEvent) {
         let pending_fall = self.pending_fall;
         let Some(e) = &mut self.exceptions else { return (0, ExceptionEvent::None) };
         let entered = tb.entry != 0 && tb.start != e.prev_target && tb.start != pending_fall;
@@ -366,6 +377,7 @@ impl Pricer {
     /// or the prefetch state across the cut saves cycles); records where the next block
     /// continues from.
     /// Also returns the block's taken extra in that context.
+    #[inline]
     fn continuation(&mut self, tb: &TbPrice) -> (i64, u64) {
         if self.flow.is_none() && !tb.carries {
             // Most blocks: neither continuing a cut nor cut themselves.
