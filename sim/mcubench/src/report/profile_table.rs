@@ -108,6 +108,23 @@ mod tests {
     use crate::judge::protocol::KatResult;
     use crate::report::{CellReport, CountSource, KatReport, RunReport, SCHEMA, tables};
 
+    /// A run report of `cells` with a profile table of every scheme.
+    fn profiles_report(cells: Vec<CellReport>) -> RunReport {
+        RunReport {
+            schema: SCHEMA.into(),
+            tool_version: "0".into(),
+            scenario: "profiles".into(),
+            table: Some(TableSpec {
+                kind: TableKind::Profiles,
+                clock_hz: None,
+                rows: vec![],
+                sizes: vec![],
+                columns: vec![],
+            }),
+            cells,
+        }
+    }
+
     fn kat(id: &str, cycles: u64, stack: u32) -> KatReport {
         KatReport {
             id: id.into(),
@@ -147,19 +164,7 @@ mod tests {
             c.kats[3].bytes = Some(1024);
             cells.push(c);
         }
-        let report = RunReport {
-            schema: SCHEMA.into(),
-            tool_version: "0".into(),
-            scenario: "profiles".into(),
-            table: Some(TableSpec {
-                kind: TableKind::Profiles,
-                clock_hz: None,
-                rows: vec![],
-                sizes: vec![],
-                columns: vec![],
-            }),
-            cells,
-        };
+        let report = profiles_report(cells);
         let csv = tables::to_csv(&report).unwrap();
         assert_eq!(
             csv,
@@ -203,19 +208,7 @@ mod tests {
             region("pqcrystals_dilithium3_ref_verify", Some("ml-dsa-65/verify"), 4_500_000, 43_008),
             region("randombytes", None, 5_000, 64),
         ];
-        let report = RunReport {
-            schema: SCHEMA.into(),
-            tool_version: "0".into(),
-            scenario: "profiles".into(),
-            table: Some(TableSpec {
-                kind: TableKind::Profiles,
-                clock_hz: None,
-                rows: vec![],
-                sizes: vec![],
-                columns: vec![],
-            }),
-            cells: vec![c],
-        };
+        let report = profiles_report(vec![c]);
         assert_eq!(
             tables::to_csv(&report).unwrap(),
             "board,profile,scheme,keygen_mcycles,sign_mcycles,verify_mcycles,call_mcycles,keygen_stack_kib,\
