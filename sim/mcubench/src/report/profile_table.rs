@@ -183,20 +183,14 @@ mod tests {
     fn regions_with_a_table_entry_fill_one_row_per_scheme() {
         use crate::report::regions::{PerCall, RegionReport};
         let region = |name: &str, entry: Option<&str>, cycles: u64, stack: u32| RegionReport {
-            name: name.into(),
             table_entry: entry.map(String::from),
-            calls: 1,
-            open: 0,
-            instructions: PerCall { total: cycles / 2, min: cycles / 2, max: cycles / 2 },
-            cycles: Some(PerCall { total: cycles, min: cycles, max: cycles }),
-            stack_lowest: None,
-            stack_probe_bytes: Some(stack),
-            bytes: None,
-            cycles_per_byte: None,
-            per_call: Vec::new(),
-            per_call_dropped: 0,
-            by_size: Vec::new(),
-            by_caller: Vec::new(),
+            ..RegionReport::of_calls(
+                name,
+                1,
+                PerCall { total: cycles / 2, min: cycles / 2, max: cycles / 2 },
+                PerCall { total: cycles, min: cycles, max: cycles },
+                Some(stack),
+            )
         };
         let board = crate::config::board::Board::find("mps2-an505").unwrap();
         let mut c = CellReport::unrun(0, board, "speed");

@@ -145,6 +145,34 @@ fn merge(a: Option<PerCall>, b: PerCall) -> PerCall {
 }
 
 impl RegionReport {
+    /// A region of `calls` completed calls with these totals and stack, nothing split or kept per
+    /// call: for the table tests.
+    #[cfg(test)]
+    pub(crate) fn of_calls(
+        name: &str,
+        calls: u64,
+        instructions: PerCall,
+        cycles: PerCall,
+        stack_probe_bytes: Option<u32>,
+    ) -> RegionReport {
+        RegionReport {
+            name: name.into(),
+            table_entry: None,
+            calls,
+            open: 0,
+            instructions,
+            cycles: Some(cycles),
+            stack_lowest: None,
+            stack_probe_bytes,
+            bytes: None,
+            cycles_per_byte: None,
+            per_call: Vec::new(),
+            per_call_dropped: 0,
+            by_size: Vec::new(),
+            by_caller: Vec::new(),
+        }
+    }
+
     /// The report of the function region `spec` from its statistics `s` (default: never
     /// called); `caller_of` names the function that holds a return address.
     pub fn new(spec: &RegionSpec, s: &RegionStats, caller_of: &dyn Fn(u32) -> Option<String>) -> RegionReport {

@@ -508,21 +508,9 @@ mod tests {
     #[test]
     fn rows_without_kat_records_are_measured_by_their_function_regions() {
         use crate::report::regions::{PerCall, RegionReport};
-        let region = |name: &str, calls: u64, min: u64, max: u64, stack: Option<u32>| RegionReport {
-            name: name.into(),
-            table_entry: None,
-            calls,
-            open: 0,
-            instructions: PerCall { total: max, min: max / 2, max: max / 2 },
-            cycles: Some(PerCall { total: min + max, min, max }),
-            stack_lowest: None,
-            stack_probe_bytes: stack,
-            bytes: None,
-            cycles_per_byte: None,
-            per_call: Vec::new(),
-            per_call_dropped: 0,
-            by_size: Vec::new(),
-            by_caller: Vec::new(),
+        let region = |name: &str, calls: u64, min: u64, max: u64, stack: Option<u32>| {
+            let instructions = PerCall { total: max, min: max / 2, max: max / 2 };
+            RegionReport::of_calls(name, calls, instructions, PerCall { total: min + max, min, max }, stack)
         };
         let mut r = report(vec![
             Column::StackMeasured,
