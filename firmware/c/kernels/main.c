@@ -26,9 +26,9 @@ void k33_pair(void), k33_loads(void), k33_mul(void), k_svc(void), k33_flags(void
 static void (*const kernels[])(void) = {k_empty, k33_pair, k33_loads, k33_mul, k_svc, k33_flags, k33_extend};
 #elif defined(KERNELS_ARMV7EM_M7)
 void k7_pair(void), k7_late(void), k7_loads(void), k7_ldb(void), k7_mac(void), k7_shift(void), k7_bitfield(void),
-    k7_stores(void), k_svc(void), k7_extend(void);
-static void (*const kernels[])(void) = {k_empty, k7_pair,     k7_late,   k7_loads, k7_ldb,   k7_mac,
-                                        k7_shift, k7_bitfield, k7_stores, k_svc,    k7_extend};
+    k7_stores(void), k_svc(void), k7_extend(void), k7_early(void);
+static void (*const kernels[])(void) = {k_empty,  k7_pair,     k7_late,   k7_loads, k7_ldb,    k7_mac,
+                                        k7_shift, k7_bitfield, k7_stores, k_svc,    k7_extend, k7_early};
 #elif defined(KERNELS_ARMV7EM_FP)
 void k_fmac(void), k_fdiv(void), k_dsp(void);
 static void (*const kernels[])(void) = {k_empty, k_fmac, k_fdiv, k_dsp};

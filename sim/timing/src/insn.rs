@@ -82,3 +82,14 @@ pub(crate) fn shifted_constant(insn: &Insn) -> bool {
 pub(crate) fn bitfield(insn: &Insn) -> bool {
     ["ubfx", "sbfx", "bfi", "bfc", "uxt", "sxt", "rev", "rbit"].iter().any(|m| insn.mnemonic.starts_with(m))
 }
+
+/// Whether an ALU or multiply instruction sets the condition flags: CMP/CMN/TST/TEQ, or the
+/// `S` form (`adds`, `muls`; inside an IT block the condition suffix is stripped first).
+pub(crate) fn sets_flags(insn: &Insn) -> bool {
+    if !matches!(insn.class, Class::Alu | Class::Mul) {
+        return false;
+    }
+    let m = insn.mnemonic.split('.').next().unwrap_or("");
+    let m = if insn.conditional && m.len() > 3 { &m[..m.len() - 2] } else { m };
+    matches!(m, "cmp" | "cmn" | "tst" | "teq") || m.ends_with('s')
+}

@@ -195,6 +195,15 @@ impl Model {
         u64::from(self.core.tail_chain()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
     }
 
+    /// The cycles a misprediction of `insns`' final branch costs (Cortex-M7 direct conditional
+    /// branches; 0 on the other cores, whose branches the TRM tables price without prediction).
+    pub fn mispredict_penalty(&self, insns: &[Insn]) -> u64 {
+        match self.core {
+            Core::CortexM7 => u64::from(m7::mispredict_penalty(&self.params, insns)),
+            _ => 0,
+        }
+    }
+
     /// Prices a block of instructions that execute in order.
     pub fn block(&self, insns: &[Insn]) -> BlockCost {
         self.block_after(None, insns).0

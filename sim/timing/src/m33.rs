@@ -19,7 +19,9 @@ use mcubench_thumb::{Class, Flow, FpClass, Insn, PC, RegSet};
 
 use crate::Pipe;
 use crate::fetch::{literal_wait, refill};
-use crate::insn::{accumulator, address_uses, conditional_branch, shifted_constant, shifted_register, writes_pc};
+use crate::insn::{
+    accumulator, address_uses, conditional_branch, sets_flags, shifted_constant, shifted_register, writes_pc,
+};
 use crate::params::Params;
 
 /// Cost of `insn` after `prev`, and the extra cycles if it is a conditional branch that is taken.
@@ -227,17 +229,6 @@ fn results_of(insn: &Insn) -> RegSet {
         w &= !(1 << m.base);
     }
     RegSet(w)
-}
-
-/// Whether an ALU or multiply instruction sets the condition flags: CMP/CMN/TST/TEQ, or the
-/// `S` form (`adds`, `muls`; inside an IT block the condition suffix is stripped first).
-pub(crate) fn sets_flags(insn: &Insn) -> bool {
-    if !matches!(insn.class, Class::Alu | Class::Mul) {
-        return false;
-    }
-    let m = insn.mnemonic.split('.').next().unwrap_or("");
-    let m = if insn.conditional && m.len() > 3 { &m[..m.len() - 2] } else { m };
-    matches!(m, "cmp" | "cmn" | "tst" | "teq") || m.ends_with('s')
 }
 
 #[cfg(test)]

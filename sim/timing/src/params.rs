@@ -29,6 +29,9 @@ pub struct Params {
     pub m3_multiply_accumulate_long: u32,
     /// Cortex-M0/M0+ multiplier option; default fast (the nRF51 and most M0+ parts).
     pub m0_multiplier: Multiplier,
+    /// Cortex-M7: the cycles a mispredicted direct conditional branch costs (`crate::m7`,
+    /// [m7-meas]: 8, or 6 when the flags were set early); 0 prices every branch as predicted.
+    pub m7_mispredict: u32,
     /// Per-range wait states; ranges not listed have none.
     pub wait_states: Vec<WaitStates>,
 }
@@ -83,6 +86,12 @@ impl Params {
             unit: "cycles per MULS",
             doc: "Cortex-M0/M0+ multiplier option, 1 (fast) or 32 (small) (M0 TRM §3.3); default 1",
         },
+        ParamSpec {
+            name: "m7-mispredict",
+            unit: "cycles",
+            doc: "Cortex-M7 mispredicted conditional branch, measured 8 (6 when the flags were set at least 3 cycles \
+                  before it) on an STM32H743; default 8, 0 prices every branch as predicted",
+        },
     ];
 
     pub fn for_core(core: Core) -> Params {
@@ -92,6 +101,7 @@ impl Params {
             m3_multiply_long: 4,
             m3_multiply_accumulate_long: 6,
             m0_multiplier: Multiplier::Fast,
+            m7_mispredict: 8,
             wait_states: Vec::new(),
         }
     }
@@ -107,6 +117,7 @@ impl Params {
                 Multiplier::Fast => 1,
                 Multiplier::Small => 32,
             },
+            "m7-mispredict" => self.m7_mispredict,
             _ => return None,
         })
     }
@@ -137,6 +148,7 @@ impl Params {
                     }
                 }
             }
+            "m7-mispredict" => self.m7_mispredict = range("m7-mispredict", 0, 16, "must be 0 to 16 cycles")?,
             _ => {
                 let known = Params::SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
                 return Err(ParamError::Unknown { name: name.to_string(), known });

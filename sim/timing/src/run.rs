@@ -15,7 +15,9 @@
 //!    carries into it);
 //! 3. the branch-entry cost of its first instruction when a branch (not running on) led to it;
 //! 4. the memory system's fetch stalls ([`crate::memory::MemorySystem::fetch`]);
-//! 5. the previous block's taken-branch refill, when this block is not its fall-through.
+//! 5. the previous block's taken-branch refill, when this block is not its fall-through, and
+//!    (Cortex-M7) the misprediction penalty of its final conditional branch when the branch's
+//!    history predicted the other direction ([`Predictor`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -60,6 +62,10 @@ pub struct TbPrice {
     pub cost: u64,
     pub taken_extra: u64,
     pub branch_entry: u64,
+    /// What a misprediction of its final conditional branch costs (Cortex-M7; 0: none predicted,
+    /// [`crate::Model::mispredict_penalty`]), and that branch's address.
+    pub mispredict: u64,
+    pub branch_at: u32,
     /// The block can run on into the one at `fall`: it ends without writing PC, or conditionally.
     pub runs_on: bool,
     /// It ends without any branch (QEMU cut it): the block at `fall` continues it.
@@ -150,6 +156,8 @@ impl TbPrice {
         tb.cost = cost.fall_through;
         tb.taken_extra = cost.taken_extra;
         tb.branch_entry = cost.branch_entry;
+        tb.mispredict = model.mispredict_penalty(&insns);
+        tb.branch_at = last.addr;
         tb.runs_on = !last.writes.contains(PC) || last.conditional;
         tb.falls_through = matches!(last.flow, Flow::Next) && !last.writes.contains(PC);
         tb.carries = tb.falls_through || (model.core.not_taken_continues() && tb.runs_on);
@@ -185,6 +193,8 @@ impl TbPrice {
             cost: 0,
             taken_extra: 0,
             branch_entry: 0,
+            mispredict: 0,
+            branch_at: 0,
             runs_on: false,
             falls_through: false,
             carries: false,
@@ -226,7 +236,8 @@ pub struct Step {
     /// Exception entry, exit or tail-chain cycles settled before the block.
     pub exception: u64,
     pub event: ExceptionEvent,
-    /// The previous block's taken-branch refill (0: not taken, or none pending).
+    /// The previous block's taken-branch refill (0: not taken, or none pending) and its
+    /// branch's misprediction penalty (Cortex-M7).
     pub taken: u64,
     /// The block's own cycles: its price (as a continuation where it continues straight-line
     /// code; two's complement when that saves cycles), branch entry and fetch stalls.
@@ -259,6 +270,49 @@ pub struct Pricer {
     /// The last block fell through to this address, ending in this context (its number).
     flow: Option<(u32, u32)>,
     contexts: Contexts,
+    /// The last block's final conditional branch, when a misprediction of it costs anything.
+    pending_branch: Option<PendingBranch>,
+    predictor: Predictor,
+}
+
+/// A conditional branch whose direction the next block shows.
+#[derive(Debug, Clone, Copy)]
+struct PendingBranch {
+    at: u32,
+    /// Its not-taken successor.
+    fall: u32,
+    penalty: u64,
+}
+
+/// Cortex-M7 direction prediction of direct conditional branches, from each branch's history.
+/// The M7 has a branch target address cache holding "branch predictor state and target address"
+/// (TRM), so taken branches are predicted, and loop exits cost a misprediction (6–8 cycles,
+/// [m7-meas] in `m7.rs`). How the predictor decides is INFERRED, as no public source describes
+/// it: a branch not yet seen taken is predicted not taken (fetch runs on); a taken branch gets a
+/// two-bit saturating counter, predicted taken while it is 2 or 3 (the textbook scheme, which
+/// mispredicts a loop once per exit); the cache's capacity is not modelled.
+#[derive(Debug, Default)]
+struct Predictor {
+    counters: HashMap<u32, u8>,
+}
+
+impl Predictor {
+    /// Whether the branch at `at` was mispredicted, given that it was `taken`; learns the outcome.
+    fn mispredicted(&mut self, at: u32, taken: bool) -> bool {
+        match self.counters.get_mut(&at) {
+            None => {
+                if taken {
+                    self.counters.insert(at, 2);
+                }
+                taken
+            }
+            Some(counter) => {
+                let predicted_taken = *counter >= 2;
+                *counter = if taken { (*counter + 1).min(3) } else { counter.saturating_sub(1) };
+                predicted_taken != taken
+            }
+        }
+    }
 }
 
 impl Pricer {
@@ -280,6 +334,8 @@ impl Pricer {
             sequential: u32::MAX,
             flow: None,
             contexts: Contexts::default(),
+            pending_branch: None,
+            predictor: Predictor::default(),
         }
     }
 
@@ -319,10 +375,27 @@ impl Pricer {
             _ => 0,
         };
         let extra = self.pending_extra;
-        let taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
+        let mut taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
+        if let Some(branch) = self.pending_branch.take() {
+            taken += self.resolve(branch, tb.start, exception);
+        }
+        if tb.mispredict != 0 {
+            self.pending_branch = Some(PendingBranch { at: tb.branch_at, fall: tb.fall, penalty: tb.mispredict });
+        }
         self.pending_extra = taken_extra;
         self.pending_fall = tb.fall;
         Step { exception, event, taken, own: tb.cost.wrapping_add(continued as u64) + branch_entry + stall }
+    }
+
+    /// The misprediction penalty of `branch`, now that the block at `next` runs after it (none
+    /// when an exception came between: the branch's direction is not known). Out of line: only
+    /// Cortex-M7 runs have pending branches.
+    #[inline(never)]
+    fn resolve(&mut self, branch: PendingBranch, next: u32, exception: u64) -> u64 {
+        if exception != 0 {
+            return 0;
+        }
+        if self.predictor.mispredicted(branch.at, next != branch.fall) { branch.penalty } else { 0 }
     }
 
     /// Stall cycles of a data load of `size` bytes at `addr` (the memory system's data side).
@@ -452,6 +525,55 @@ mod tests {
         }
         // Three loop blocks (2 each), two taken refills (1 each), bx lr (1 + P = 2).
         assert_eq!(total, 3 * 2 + 2 + 2);
+    }
+
+    /// Cortex-M7: a loop's `subs; bne` (flags set right before: 8 cycles a misprediction) run
+    /// three times from cold, then again: the first taken back-edge is mispredicted (not yet
+    /// seen), the next predicted, the exit mispredicted; the second run's back-edges are
+    /// predicted (the counter stayed at "taken"), its exit mispredicted again. With
+    /// `m7-mispredict` 0 nothing is added.
+    #[test]
+    fn the_cortex_m7_pays_for_a_mispredicted_branch_from_its_history() {
+        let run = |mispredict: u32| {
+            let mut params = Params::for_core(Core::CortexM7);
+            params.m7_mispredict = mispredict;
+            let model = Model::with_params(Core::CortexM7, params);
+            // subs r0, #1; bne .-2 at 0x100; bx lr at 0x104.
+            let body = block(&model, 0x100, &[0x3801, 0xd1fd]);
+            let ret = block(&model, 0x104, &[0x4770]);
+            assert_eq!(body.mispredict, u64::from(mispredict));
+            let mut p = Pricer::new(model, &MemoryConfig::default(), false);
+            let mut taken = Vec::new();
+            for tb in [&body, &body, &body, &ret, &body, &body, &body, &ret] {
+                taken.push(p.enter(tb).taken);
+            }
+            taken
+        };
+        // A branch's penalty is settled when the next block shows its direction.
+        assert_eq!(run(8), [0, 8, 0, 8, 0, 0, 0, 8]);
+        assert_eq!(run(0), [0; 8]);
+    }
+
+    /// [m7-meas]: flags set at least 6 slots before the branch save 2 cycles of a misprediction;
+    /// CBZ tests a register (the full penalty); a block that does not end in a conditional
+    /// branch has none.
+    #[test]
+    fn the_cortex_m7_misprediction_penalty_depends_on_when_the_flags_were_set() {
+        let model = Model::new(Core::CortexM7);
+        let penalty = |halfwords: &[u16]| block(&model, 0x100, halfwords).mispredict;
+        let nop = 0xbf00;
+        // subs r0, #1; bne: 8. subs six slots before bne (five nops between): 6; five slots: 8.
+        // No setter in the block: 6.
+        assert_eq!(penalty(&[0x3801, 0xd1fd]), 8);
+        assert_eq!(penalty(&[0x3801, nop, nop, nop, nop, nop, 0xd1fd]), 6);
+        assert_eq!(penalty(&[0x3801, nop, nop, nop, nop, 0xd1fd]), 8);
+        assert_eq!(penalty(&[nop, 0xd1fd]), 6);
+        // cbz r0, +4 after subs far before: still 8.
+        assert_eq!(penalty(&[0x3801, nop, nop, nop, nop, nop, nop, 0xb110]), 8);
+        // subs; b (unconditional): no prediction to miss. The M4 predicts nothing.
+        assert_eq!(penalty(&[0x3801, 0xe7fd]), 0);
+        let m4 = Model::new(Core::CortexM4);
+        assert_eq!(block(&m4, 0x100, &[0x3801, 0xd1fd]).mispredict, 0);
     }
 
     /// Cortex-M3/M4: the not-taken path of a conditional branch continues its prefetch state

@@ -220,6 +220,7 @@ fn cortex_m7_kernels_match_its_rules(#[case] kernel: &str, #[case] m7: u64) {
 #[case("k7_bitfield", 504)]
 #[case("k7_stores", 603)]
 #[case("k7_extend", 504)]
+#[case("k7_early", 403)]
 fn cortex_m7_kernels_match_the_measurements(#[case] kernel: &str, #[case] m7: u64) {
     let k = assemble("armv7em-m7.S", "cortex-m7", &[], Arch::V7EM, false);
     assert_eq!(k.price_loop(&Model::new(Core::CortexM7), kernel), m7, "{kernel} on Cortex-M7");

@@ -173,6 +173,8 @@ struct RawModel {
     m3_multiply_accumulate_long: Option<String>,
     #[serde(default, deserialize_with = "m0_multiplier")]
     m0_multiplier: Option<String>,
+    #[serde(default, deserialize_with = "m7_mispredict")]
+    m7_mispredict: Option<String>,
     #[serde(default, deserialize_with = "flash")]
     flash: Option<FlashSettings>,
     #[serde(default, deserialize_with = "cache")]
@@ -192,6 +194,7 @@ impl<'de> Deserialize<'de> for ModelSettings {
             ("m3-multiply-long", raw.m3_multiply_long),
             ("m3-multiply-accumulate-long", raw.m3_multiply_accumulate_long),
             ("m0-multiplier", raw.m0_multiplier),
+            ("m7-mispredict", raw.m7_mispredict),
         ] {
             if let Some(v) = value {
                 params.insert(name.to_string(), v);
@@ -260,6 +263,9 @@ fn m3_multiply_accumulate_long<'de, D: Deserializer<'de>>(d: D) -> Result<Option
 }
 fn m0_multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     param(d, "m0-multiplier")
+}
+fn m7_mispredict<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    param(d, "m7-mispredict")
 }
 
 /// A whole number of cycles or bytes, 0 or more: a negative number or a fraction is an error
