@@ -369,8 +369,9 @@ extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, vcpu: c_uint) {
     }
 }
 
-/// The exec callback of every TB when cycles are on: settles the previous TB's pending refill,
-/// leaves this TB's, and feeds the profile.
+/// The exec callback of a TB when cycles are on and more than its price is wanted (else
+/// [`on_tb_exec_priced`]): settles the previous TB's pending refill, leaves this TB's, and feeds
+/// the profile.
 unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     if !on_vcpu_0(vcpu) {
         return;
@@ -442,6 +443,23 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
             *u = Some(e.clone());
         }
     }
+}
+
+/// The exec callback of a TB when cycles are on and nothing but its price is wanted: no
+/// function profile, stack probe or run trace, and priced without error. [`on_tb_exec`] without
+/// those parts: QEMU calls it for nearly every block, so what it leaves out is the cycle model's
+/// cost per block (`bench_plugin`).
+unsafe extern "C" fn on_tb_exec_priced(vcpu: c_uint, userdata: *mut c_void) {
+    if vcpu != 0 {
+        on_vcpu_0(vcpu);
+        return;
+    }
+    // SAFETY: userdata is the leaked TbInfo registered with this callback.
+    let tb = unsafe { &*(userdata as *const TbInfo) };
+    let Some(pricer) = pricer() else { return };
+    let step = pricer.enter(&tb.price);
+    INSNS.add(tb.insns);
+    CYCLES.add(step.exception.wrapping_add(step.taken).wrapping_add(step.own));
 }
 
 /// The exec callback of every TB on a machine with several vCPUs when cycles are off (with
@@ -542,9 +560,15 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             Some(_) => qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS,
             None => qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
         };
+        let only_price = shadow().is_none()
+            && sp_track().is_none()
+            && trace().is_none()
+            && info.price.error.is_none()
+            && info.arg.is_none();
+        let callback = if only_price { on_tb_exec_priced } else { on_tb_exec };
         let userdata = Box::into_raw(Box::new(info)) as *mut c_void;
         unsafe {
-            qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(raw, Some(on_tb_exec), flags, userdata);
+            qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(raw, Some(callback), flags, userdata);
         }
     }
     // Counting only: an inline add (with cycles on, the exec callback adds both counts).

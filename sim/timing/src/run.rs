@@ -270,6 +270,8 @@ pub struct Pricer {
     /// The last block fell through to this address, ending in this context (its number).
     flow: Option<(u32, u32)>,
     contexts: Contexts,
+    /// Whether mispredictions cost anything (Cortex-M7 with `m7-mispredict` > 0).
+    predicting: bool,
     /// The last block's final conditional branch, when a misprediction of it costs anything.
     pending_branch: Option<PendingBranch>,
     predictor: Predictor,
@@ -325,6 +327,7 @@ impl Pricer {
             exit_pending: false,
             exit: model.exception_exit(),
         });
+        let predicting = model.core == Core::CortexM7 && model.params.m7_mispredict > 0;
         Pricer {
             memory: (!memory.is_empty()).then(|| MemorySystem::new(memory.clone())),
             model,
@@ -334,6 +337,7 @@ impl Pricer {
             sequential: u32::MAX,
             flow: None,
             contexts: Contexts::default(),
+            predicting,
             pending_branch: None,
             predictor: Predictor::default(),
         }
@@ -359,9 +363,10 @@ impl Pricer {
     }
 
     /// Prices the start of block `tb`'s execution. The caller adds `exception` and `taken`
-    /// before anything it snapshots "before the block", and `own` after. Inline: the plugin's
-    /// exec callback runs it for every executed block.
-    #[inline]
+    /// before anything it snapshots "before the block", and `own` after. Always inline: the
+    /// plugin's exec callbacks run it for every executed block, and a call of its own would save
+    /// and restore registers and return the step through memory each time.
+    #[inline(always)]
     pub fn enter(&mut self, tb: &TbPrice) -> Step {
         let (exception, event) = self.exceptions_step(tb);
         let (continued, taken_extra) = self.continuation(tb);
@@ -376,26 +381,28 @@ impl Pricer {
         };
         let extra = self.pending_extra;
         let mut taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
-        if let Some(branch) = self.pending_branch.take() {
-            taken += self.resolve(branch, tb.start, exception);
-        }
-        if tb.mispredict != 0 {
-            self.pending_branch = Some(PendingBranch { at: tb.branch_at, fall: tb.fall, penalty: tb.mispredict });
+        if self.predicting {
+            taken += self.predict(tb, exception);
         }
         self.pending_extra = taken_extra;
         self.pending_fall = tb.fall;
         Step { exception, event, taken, own: tb.cost.wrapping_add(continued as u64) + branch_entry + stall }
     }
 
-    /// The misprediction penalty of `branch`, now that the block at `next` runs after it (none
-    /// when an exception came between: the branch's direction is not known). Out of line: only
-    /// Cortex-M7 runs have pending branches.
+    /// The misprediction penalty of the last block's conditional branch, now that `tb` runs after
+    /// it (none when an exception came between: the branch's direction is not known); `tb`'s own
+    /// branch is then pending. Out of line, and called only when mispredictions cost anything
+    /// (Cortex-M7): the other cores' blocks pay one test of a flag.
     #[inline(never)]
-    fn resolve(&mut self, branch: PendingBranch, next: u32, exception: u64) -> u64 {
-        if exception != 0 {
-            return 0;
+    fn predict(&mut self, tb: &TbPrice, exception: u64) -> u64 {
+        let penalty = match self.pending_branch.take() {
+            Some(b) if exception == 0 && self.predictor.mispredicted(b.at, tb.start != b.fall) => b.penalty,
+            _ => 0,
+        };
+        if tb.mispredict != 0 {
+            self.pending_branch = Some(PendingBranch { at: tb.branch_at, fall: tb.fall, penalty: tb.mispredict });
         }
-        if self.predictor.mispredicted(branch.at, next != branch.fall) { branch.penalty } else { 0 }
+        penalty
     }
 
     /// Stall cycles of a data load of `size` bytes at `addr` (the memory system's data side).
