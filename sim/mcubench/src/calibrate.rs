@@ -35,22 +35,25 @@ use mcubench_wire::Results;
 /// The parameters calibration may fit. Chosen because each has a physical meaning a board
 /// measurement pins down and a small integer range: the taken-branch refill P (the TRM's "1 to
 /// 3"), the effective flash wait states (what the flash costs once buffers and caches are
-/// accounted for), and the divide estimate (SDIV/UDIV 2-12, operand-dependent).
+/// accounted for), the divide estimate (SDIV/UDIV 2-12, operand-dependent), and the Cortex-M7's
+/// misprediction penalty (measured 6 to 8 on one STM32H7; its predictor is inferred).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Free {
     BranchRefill,
     FlashWaitStates,
     Divide,
+    M7Mispredict,
 }
 
 impl Free {
-    pub const ALL: [Free; 3] = [Free::BranchRefill, Free::FlashWaitStates, Free::Divide];
+    pub const ALL: [Free; 4] = [Free::BranchRefill, Free::FlashWaitStates, Free::Divide, Free::M7Mispredict];
 
     pub fn name(self) -> &'static str {
         match self {
             Free::BranchRefill => "branch-refill",
             Free::FlashWaitStates => "flash.wait-states",
             Free::Divide => "divide",
+            Free::M7Mispredict => "m7-mispredict",
         }
     }
 
@@ -65,6 +68,7 @@ impl Free {
         match self {
             Free::BranchRefill => Some(m.params.branch_refill),
             Free::Divide => Some(m.params.divide),
+            Free::M7Mispredict => Some(m.params.m7_mispredict),
             Free::FlashWaitStates => m.memory.flash.first().map(|f| f.wait_states),
         }
     }
@@ -74,6 +78,7 @@ impl Free {
         match self {
             Free::BranchRefill => (0, 3),
             Free::Divide => (2, 12),
+            Free::M7Mispredict => (0, 16),
             Free::FlashWaitStates => (0, (2 * base + 4).max(8)),
         }
     }
@@ -85,6 +90,9 @@ impl Free {
             }
             Free::Divide => {
                 s.params.insert("divide".into(), v.to_string());
+            }
+            Free::M7Mispredict => {
+                s.params.insert("m7-mispredict".into(), v.to_string());
             }
             Free::FlashWaitStates => {
                 let f = s.flash.get_or_insert_with(FlashSettings::default);

@@ -60,23 +60,31 @@ fn calibrate_recovers_the_parameters_the_rows_were_made_with() {
 }
 
 /// A row that names a plain C firmware's ELF (newlib, printf and malloc, no result protocol):
-/// the run is judged by its exit code, and its function regions calibrate the core model.
-#[test]
-fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regions() {
+/// the run is judged by its exit code, and its function regions calibrate the core model: the
+/// Cortex-M4's taken-branch refill, and the Cortex-M7's misprediction penalty (the same ELF on
+/// QEMU's Cortex-M7 board).
+#[rstest::rstest]
+#[case("mps2-an386", "branch-refill", 2)]
+#[case("mps2-an500", "m7-mispredict", 5)]
+fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regions(
+    #[case] board: &str,
+    #[case] param: &str,
+    #[case] value: u32,
+) {
     let elf = common::c_firmware("newlib-selftest");
     let yaml = format!(
-        "name: t\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nverdict: {{ exit: 0 }}\n\
-         model: {{ branch-refill: 2 }}\nregions: [printf, malloc]\n",
+        "name: t\nfirmware: {{ elf: {} }}\nboards: [{board}]\nverdict: {{ exit: 0 }}\n\
+         model: {{ {param}: {value} }}\nregions: [printf, malloc]\n",
         elf.display()
     );
     let cell = common::only_cell(common::run(&common::scenario(&yaml)));
     let dir = tempfile::tempdir().unwrap();
-    let mut rows = format!("free: [branch-refill]\nrows:\n");
+    let mut rows = format!("free: [{param}]\nrows:\n");
     for r in &cell.regions {
         assert!(r.calls > 0, "{} was called", r.name);
         let mean = r.cycles.as_ref().unwrap().total / r.calls;
         rows.push_str(&format!(
-            "  - {{ elf: {}, board: mps2-an386, region: {}, cycles: {mean} }}\n",
+            "  - {{ elf: {}, board: {board}, region: {}, cycles: {mean} }}\n",
             elf.display(),
             r.name
         ));
@@ -86,5 +94,5 @@ fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regi
     let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("fitted: branch-refill=2"), "{text}");
+    assert!(text.contains(&format!("fitted: {param}={value}")), "{text}");
 }

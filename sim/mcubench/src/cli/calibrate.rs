@@ -18,8 +18,8 @@ pub struct CalibrateArgs {
     /// The board timing profile to fit (replaces the file's `timing:`).
     #[arg(long, value_name = "PROFILE")]
     timing: Option<String>,
-    /// The parameters to fit, comma-separated: branch-refill, flash.wait-states, divide (default:
-    /// branch-refill, plus flash.wait-states when the model has flash).
+    /// The parameters to fit, comma-separated: branch-refill, flash.wait-states, divide,
+    /// m7-mispredict (default: branch-refill, plus flash.wait-states when the model has flash).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     free: Option<Vec<String>>,
     /// QEMU processes (and trace replays) at once.
