@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Builds the firmware and the plugin, then runs QEMU RUNS times (default 3) each way (plugin off,
-//! plugin counting instructions, plugin also estimating cycles with the board's core model, that
+//! plugin counting instructions, plugin also estimating cycles with the board's core model (with
+//! the exception handlers of the ELF's vector table, as `mcubench run` gives them), that
 //! plus the stack probe: a memory callback on every store, and cycles with the STM32F407 board
 //! timing profile's memory system: flash lines, prefetch and ART caches per TB, and a memory
 //! callback on every load for the data side), alternating, and prints the best
@@ -48,7 +49,9 @@ fn main() {
     let image = ElfImage::read(&elf).unwrap();
     let probe = plugin::stack_probe_range(&image).expect("a stack region");
     let counting = PluginArgs { markers: Some(markers), ..PluginArgs::new(&out) };
-    let estimating = PluginArgs { core: Some(board.core), ..counting.clone() };
+    // With the vector table's handlers, as `mcubench run` prices every run (exception costs).
+    let handlers = plugin::exception_handlers(&image);
+    let estimating = PluginArgs { core: Some(board.core), handlers, ..counting.clone() };
     let probing = PluginArgs { stack_probe: Some(probe.clone()), ..estimating.clone() };
     let profile = mcubench::config::timing::TimingProfile::find("stm32f407").expect("built-in profile");
     let model = mcubench::config::timing::CycleModel::resolve(board, Some(profile), &Default::default()).unwrap();

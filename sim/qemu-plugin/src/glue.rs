@@ -448,8 +448,9 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
 /// The exec callback of a TB when cycles are on and nothing but its price is wanted: no
 /// function profile, stack probe or run trace, and priced without error. [`on_tb_exec`] without
 /// those parts: QEMU calls it for nearly every block, so what it leaves out is the cycle model's
-/// cost per block (`bench_plugin`).
-unsafe extern "C" fn on_tb_exec_priced(vcpu: c_uint, userdata: *mut c_void) {
+/// cost per block (`bench_plugin`). `ALL` false: the run prices with the core model alone
+/// ([`Pricer::core_only`]), so the memory system, exception and branch-history tests go too.
+unsafe extern "C" fn on_tb_exec_priced<const ALL: bool>(vcpu: c_uint, userdata: *mut c_void) {
     if vcpu != 0 {
         on_vcpu_0(vcpu);
         return;
@@ -457,7 +458,7 @@ unsafe extern "C" fn on_tb_exec_priced(vcpu: c_uint, userdata: *mut c_void) {
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
     let Some(pricer) = pricer() else { return };
-    let step = pricer.enter(&tb.price);
+    let step = pricer.enter_with::<ALL>(&tb.price);
     INSNS.add(tb.insns);
     CYCLES.add(step.exception.wrapping_add(step.taken).wrapping_add(step.own));
 }
@@ -565,7 +566,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             && trace().is_none()
             && info.price.error.is_none()
             && info.arg.is_none();
-        let callback = if only_price { on_tb_exec_priced } else { on_tb_exec };
+        let callback = match (only_price, pricer.core_only()) {
+            (true, true) => on_tb_exec_priced::<false>,
+            (true, false) => on_tb_exec_priced::<true>,
+            (false, _) => on_tb_exec,
+        };
         let userdata = Box::into_raw(Box::new(info)) as *mut c_void;
         unsafe {
             qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(raw, Some(callback), flags, userdata);

@@ -368,6 +368,21 @@ impl Pricer {
     /// and restore registers and return the step through memory each time.
     #[inline(always)]
     pub fn enter(&mut self, tb: &TbPrice) -> Step {
+        self.enter_with::<true>(tb)
+    }
+
+    /// Whether this run prices with the core model alone: no memory system and no branch
+    /// history (exceptions may be tracked). Then `enter_with::<false>` prices exactly as
+    /// [`Pricer::enter`] without testing for them per block.
+    pub fn core_only(&self) -> bool {
+        self.memory.is_none() && !self.predicting
+    }
+
+    /// [`Pricer::enter`]; with `ALL` false, only for a [`Pricer::core_only`] run (the plugin's
+    /// most common callback picks it once, at translation).
+    #[inline(always)]
+    pub fn enter_with<const ALL: bool>(&mut self, tb: &TbPrice) -> Step {
+        debug_assert!(ALL || self.core_only());
         let (exception, event) = self.exceptions_step(tb);
         let (continued, taken_extra) = self.continuation(tb);
         let sequential = self.sequential;
@@ -376,12 +391,12 @@ impl Pricer {
         // whose costs include the refill).
         let branch_entry = if exception == 0 && tb.start != sequential { tb.branch_entry } else { 0 };
         let stall = match (&tb.fetch, &mut self.memory) {
-            (Some(plan), Some(m)) => m.fetch(plan, continued),
+            (Some(plan), Some(m)) if ALL => m.fetch(plan, continued),
             _ => 0,
         };
         let extra = self.pending_extra;
         let mut taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
-        if self.predicting {
+        if ALL && self.predicting {
             taken += self.predict(tb, exception);
         }
         self.pending_extra = taken_extra;
@@ -412,14 +427,18 @@ impl Pricer {
 
     #[inline]
     fn exceptions_step(&mut self, tb: &TbPrice) -> (u64, ExceptionEvent) {
-        if self.exceptions.is_none() {
+        let Some(e) = &mut self.exceptions else { return (0, ExceptionEvent::None) };
+        // Most blocks: not a handler's start, no exception active or returning. Only the
+        // previous block's target changes (what `exceptions_tracked` does for them).
+        if tb.entry == 0 && !e.exit_pending && e.depths.is_empty() {
+            e.prev_target = tb.target;
             return (0, ExceptionEvent::None);
         }
         self.exceptions_tracked(tb)
     }
 
-    /// [`Pricer::exceptions_step`] with handler addresses given: out of line, as most runs have
-    /// none.
+    /// [`Pricer::exceptions_step`] for a block that starts a handler, or while an exception is
+    /// active or returning: out of line, as most blocks are neither.
     #[inline(never)]
     fn exceptions_tracked(&mut self, tb: &TbPrice) -> (u64, ExceptionEvent) {
         let pending_fall = self.pending_fall;
