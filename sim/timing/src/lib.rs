@@ -25,9 +25,9 @@
 //!   other masters are not modelled.
 //! - The Cortex-M7 model is an approximation of a dual-issue core with branch prediction and caches
 //!   (Arm publishes no cycle table): an in-order issue model with a register scoreboard, from
-//!   public board measurements; on the held-back validation rows (hand-written AES only) it is
-//!   within 3 %, but compiled C is not validated and mispredictions are not modelled, so expect
-//!   ±20 %. It is labelled as such in every report.
+//!   public board measurements, with mispredictions from each branch's history; held-back rows
+//!   (hand-written AES) within 13 %, CoreMark within 6 %, so expect ±20 % elsewhere. It is
+//!   labelled as such in every report.
 //!
 //! Sources (each rule cites its section):
 //! - [M4] Arm Cortex-M4 TRM r0p1 (DDI 0439B) §3.3.1 Table 3-1 "Cortex-M4 instruction set summary",
@@ -64,6 +64,7 @@ mod params;
 pub mod memory;
 pub mod run;
 pub use core_timing::CoreTiming;
+pub use m7::Mispredict;
 pub use params::{Multiplier, ParamError, ParamSpec, Params};
 
 use mcubench_thumb::Insn;
@@ -195,12 +196,13 @@ impl Model {
         u64::from(self.core.tail_chain()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
     }
 
-    /// The cycles a misprediction of `insns`' final branch costs (Cortex-M7 direct conditional
-    /// branches; 0 on the other cores, whose branches the TRM tables price without prediction).
-    pub fn mispredict_penalty(&self, insns: &[Insn]) -> u64 {
+    /// What a misprediction of a block's final instruction `last` costs (Cortex-M7 direct
+    /// conditional branches; `None` on the other cores, whose branches the TRM tables price
+    /// without prediction).
+    pub fn mispredict(&self, last: &Insn) -> Option<m7::Mispredict> {
         match self.core {
-            Core::CortexM7 => u64::from(m7::mispredict_penalty(&self.params, insns)),
-            _ => 0,
+            Core::CortexM7 => m7::mispredict(&self.params, last),
+            _ => None,
         }
     }
 

@@ -35,7 +35,7 @@
 //!
 //! Branch direction: a direct branch costs nothing extra when predicted, taken or not; a
 //! mispredicted conditional one costs `m7-mispredict` (8 cycles, 6 with early flags [m7-meas],
-//! [`mispredict_penalty`]). Which branches are mispredicted is decided at run time from each
+//! [`mispredict`]). Which branches are mispredicted is decided at run time from each
 //! branch's history ([`crate::run`]; how the M7 predicts is INFERRED, no public source says).
 //!
 //! Not modelled: bank conflicts of two loads whose
@@ -48,7 +48,7 @@
 
 use mcubench_thumb::{Class, Flow, FpClass, Insn, PC, Reg};
 
-use crate::insn::{accumulator, bitfield, register, sets_flags, shifted_constant, shifted_register};
+use crate::insn::{accumulator, bitfield, register, shifted_constant, shifted_register};
 use crate::params::Params;
 
 /// The pipeline state the model carries from one instruction to the next: for each core
@@ -195,23 +195,32 @@ pub(crate) fn taken_extra(params: &Params, insn: &Insn) -> u32 {
     if insn.conditional && insn.writes.contains(PC) && !direct_branch(insn) { params.branch_refill } else { 0 }
 }
 
-/// What a misprediction of the block's final instruction costs, when that is a direct
-/// conditional branch (Bcc, CBZ/CBNZ), whose direction the run-time predictor decides
-/// ([`crate::run`] keeps each branch's history); 0 otherwise, or with `m7-mispredict` 0.
+/// What a misprediction of a block's final instruction costs, when that is a direct conditional
+/// branch (Bcc, CBZ/CBNZ), whose direction the run-time predictor decides ([`crate::run`] keeps
+/// each branch's history); `None` otherwise.
 /// [m7-meas] "there is flag forwarding that can reduce branch misprediction penalty from 8 to 6
 /// cycles (in case of subs + bne), instruction generating flags have to be placed at least 3
 /// cycles before branch ... setting flags within 4-5 instruction slots prior to branch will
-/// cause a worst case penalty": two issue slots a cycle, so a flag setter at least six
-/// instructions before the branch, or in an earlier block, saves two cycles. CBZ/CBNZ test a
-/// register, not the flags: the full penalty (INFERRED).
-pub(crate) fn mispredict_penalty(params: &Params, insns: &[Insn]) -> u32 {
-    let Some((branch, before)) = insns.split_last() else { return 0 };
+/// cause a worst case penalty": two issue slots a cycle, so a flag setter at least
+/// [`EARLY_FLAGS`] instructions before the branch saves two cycles. How far the setter is, the
+/// run-time pricer counts across the blocks straight-line code runs through (QEMU may cut it
+/// anywhere). CBZ/CBNZ test a register, not the flags: the full penalty (INFERRED).
+pub(crate) fn mispredict(params: &Params, branch: &Insn) -> Option<Mispredict> {
     if !(direct_branch(branch) && branch.conditional) {
-        return 0;
+        return None;
     }
-    let flags_early = !branch.mnemonic.starts_with("cb")
-        && before.iter().rposition(sets_flags).is_none_or(|setter| before.len() - setter >= 6);
-    if flags_early { params.m7_mispredict.saturating_sub(2) } else { params.m7_mispredict }
+    let saved = if branch.mnemonic.starts_with("cb") { 0 } else { 2 };
+    Some(Mispredict { penalty: params.m7_mispredict, early_flags_save: saved.min(params.m7_mispredict) })
+}
+
+/// See [`mispredict`].
+pub(crate) const EARLY_FLAGS: u32 = 6;
+
+/// A conditional branch's misprediction penalty, and what flags set early save of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mispredict {
+    pub penalty: u32,
+    pub early_flags_save: u32,
 }
 
 /// Cycles an instruction occupies the issue stage when it issues in a cycle of its own.

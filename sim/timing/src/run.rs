@@ -63,9 +63,15 @@ pub struct TbPrice {
     pub taken_extra: u64,
     pub branch_entry: u64,
     /// What a misprediction of its final conditional branch costs (Cortex-M7; 0: none predicted,
-    /// [`crate::Model::mispredict_penalty`]), and that branch's address.
+    /// [`crate::Model::mispredict`]), what flags set early save of it, and that branch's address.
     pub mispredict: u64,
+    pub early_flags_save: u64,
     pub branch_at: u32,
+    /// Instructions after its last flag-setting one (`None`: none sets the flags), and its
+    /// instruction count: how far a branch is from the flags it tests, counted at run time
+    /// across the blocks straight-line code runs through.
+    pub after_setter: Option<u32>,
+    pub insn_count: u32,
     /// The block can run on into the one at `fall`: it ends without writing PC, or conditionally.
     pub runs_on: bool,
     /// It ends without any branch (QEMU cut it): the block at `fall` continues it.
@@ -156,8 +162,12 @@ impl TbPrice {
         tb.cost = cost.fall_through;
         tb.taken_extra = cost.taken_extra;
         tb.branch_entry = cost.branch_entry;
-        tb.mispredict = model.mispredict_penalty(&insns);
+        if let Some(m) = model.mispredict(last) {
+            (tb.mispredict, tb.early_flags_save) = (u64::from(m.penalty), u64::from(m.early_flags_save));
+        }
         tb.branch_at = last.addr;
+        tb.after_setter = insns.iter().rposition(crate::insn::sets_flags).map(|i| (insns.len() - 1 - i) as u32);
+        tb.insn_count = insns.len() as u32;
         tb.runs_on = !last.writes.contains(PC) || last.conditional;
         tb.falls_through = matches!(last.flow, Flow::Next) && !last.writes.contains(PC);
         tb.carries = tb.falls_through || (model.core.not_taken_continues() && tb.runs_on);
@@ -194,7 +204,10 @@ impl TbPrice {
             taken_extra: 0,
             branch_entry: 0,
             mispredict: 0,
+            early_flags_save: 0,
             branch_at: 0,
+            after_setter: None,
+            insn_count: 0,
             runs_on: false,
             falls_through: false,
             carries: false,
@@ -274,6 +287,9 @@ pub struct Pricer {
     predicting: bool,
     /// The last block's final conditional branch, when a misprediction of it costs anything.
     pending_branch: Option<PendingBranch>,
+    /// Instructions since the last flag-setting one, at the end of the last block (`None`: not
+    /// known, or none since a branch was taken).
+    after_setter: Option<u32>,
     predictor: Predictor,
 }
 
@@ -339,6 +355,7 @@ impl Pricer {
             contexts: Contexts::default(),
             predicting,
             pending_branch: None,
+            after_setter: None,
             predictor: Predictor::default(),
         }
     }
@@ -397,7 +414,7 @@ impl Pricer {
         let extra = self.pending_extra;
         let mut taken = if extra != 0 && self.pending_fall != tb.start { extra } else { 0 };
         if ALL && self.predicting {
-            taken += self.predict(tb, exception);
+            taken += self.predict(tb, exception, exception == 0 && tb.start == sequential);
         }
         self.pending_extra = taken_extra;
         self.pending_fall = tb.fall;
@@ -406,16 +423,24 @@ impl Pricer {
 
     /// The misprediction penalty of the last block's conditional branch, now that `tb` runs after
     /// it (none when an exception came between: the branch's direction is not known); `tb`'s own
-    /// branch is then pending. Out of line, and called only when mispredictions cost anything
-    /// (Cortex-M7): the other cores' blocks pay one test of a flag.
+    /// branch is then pending, its penalty set by how far its flags were set: counted across the
+    /// blocks `tb` ran on from (`ran_on`: it continues the last block, which did not branch), so
+    /// where QEMU cuts straight-line code changes nothing. Out of line, and called only when
+    /// mispredictions cost anything (Cortex-M7): the other cores' blocks pay one test of a flag.
     #[inline(never)]
-    fn predict(&mut self, tb: &TbPrice, exception: u64) -> u64 {
+    fn predict(&mut self, tb: &TbPrice, exception: u64, ran_on: bool) -> u64 {
         let penalty = match self.pending_branch.take() {
             Some(b) if exception == 0 && self.predictor.mispredicted(b.at, tb.start != b.fall) => b.penalty,
             _ => 0,
         };
+        let carried = if ran_on { self.after_setter } else { None };
+        let after_setter = tb.after_setter.or_else(|| carried.map(|c| c.saturating_add(tb.insn_count)));
+        self.after_setter = after_setter;
         if tb.mispredict != 0 {
-            self.pending_branch = Some(PendingBranch { at: tb.branch_at, fall: tb.fall, penalty: tb.mispredict });
+            // No flag setter since the last taken branch: set before it, so early.
+            let early = after_setter.is_none_or(|d| d >= crate::m7::EARLY_FLAGS);
+            let penalty = if early { tb.mispredict - tb.early_flags_save } else { tb.mispredict };
+            self.pending_branch = Some(PendingBranch { at: tb.branch_at, fall: tb.fall, penalty });
         }
         penalty
     }
@@ -580,26 +605,46 @@ mod tests {
         assert_eq!(run(0), [0; 8]);
     }
 
-    /// [m7-meas]: flags set at least 6 slots before the branch save 2 cycles of a misprediction;
-    /// CBZ tests a register (the full penalty); a block that does not end in a conditional
-    /// branch has none.
+    /// [m7-meas]: flags set at least 6 slots before the branch save 2 cycles of a misprediction,
+    /// counted across the blocks QEMU cut straight-line code into (a cut changes nothing); CBZ
+    /// tests a register (the full penalty); a block that does not end in a conditional branch
+    /// has none.
     #[test]
     fn the_cortex_m7_misprediction_penalty_depends_on_when_the_flags_were_set() {
         let model = Model::new(Core::CortexM7);
-        let penalty = |halfwords: &[u16]| block(&model, 0x100, halfwords).mispredict;
-        let nop = 0xbf00;
-        // subs r0, #1; bne: 8. subs six slots before bne (five nops between): 6; five slots: 8.
-        // No setter in the block: 6.
-        assert_eq!(penalty(&[0x3801, 0xd1fd]), 8);
-        assert_eq!(penalty(&[0x3801, nop, nop, nop, nop, nop, 0xd1fd]), 6);
-        assert_eq!(penalty(&[0x3801, nop, nop, nop, nop, 0xd1fd]), 8);
-        assert_eq!(penalty(&[nop, 0xd1fd]), 6);
-        // cbz r0, +4 after subs far before: still 8.
-        assert_eq!(penalty(&[0x3801, nop, nop, nop, nop, nop, nop, 0xb110]), 8);
-        // subs; b (unconditional): no prediction to miss. The M4 predicts nothing.
-        assert_eq!(penalty(&[0x3801, 0xe7fd]), 0);
-        let m4 = Model::new(Core::CortexM4);
-        assert_eq!(block(&m4, 0x100, &[0x3801, 0xd1fd]).mispredict, 0);
+        // Blocks laid out from 0x100, each running on into the next; the last ends in a
+        // conditional branch, taken (to 0x100), unseen so mispredicted: its penalty.
+        let penalty = |parts: &[&[u16]]| {
+            let mut at = 0x100;
+            let tbs: Vec<TbPrice> = parts
+                .iter()
+                .map(|hw| {
+                    let tb = block(&model, at, hw);
+                    at += 2 * hw.len() as u32;
+                    tb
+                })
+                .collect();
+            let mut p = Pricer::new(model.clone(), &MemoryConfig::default(), false);
+            for tb in &tbs {
+                p.enter(tb);
+            }
+            p.enter(&tbs[0]).taken
+        };
+        let (subs, nop, bne, cbz, b) = (0x3801, 0xbf00, 0xd1fd, 0xb110, 0xe7fd);
+        // subs; bne: 8. subs six slots before bne (five nops between): 6; five slots: 8.
+        assert_eq!(penalty(&[&[subs, bne]]), 8);
+        assert_eq!(penalty(&[&[subs, nop, nop, nop, nop, nop, bne]]), 6);
+        assert_eq!(penalty(&[&[subs, nop, nop, nop, nop, bne]]), 8);
+        // The same code cut into two blocks prices the same.
+        assert_eq!(penalty(&[&[subs, nop, nop, nop], &[nop, nop, bne]]), 6);
+        assert_eq!(penalty(&[&[subs, nop, nop], &[nop, nop, bne]]), 8);
+        // No setter since the last taken branch: set before it, early.
+        assert_eq!(penalty(&[&[nop, bne]]), 6);
+        // cbz after subs far before: still 8. An unconditional branch: nothing to mispredict.
+        assert_eq!(penalty(&[&[subs, nop, nop, nop, nop, nop, nop, cbz]]), 8);
+        assert_eq!(penalty(&[&[subs, b]]), 0);
+        // The M4 predicts nothing.
+        assert_eq!(block(&Model::new(Core::CortexM4), 0x100, &[subs, bne]).mispredict, 0);
     }
 
     /// Cortex-M3/M4: the not-taken path of a conditional branch continues its prefetch state
