@@ -196,14 +196,16 @@ impl Model {
         u64::from(self.core.tail_chain()) + u64::from(self.params.wait_at(handler).map_or(0, |w| w.fetch))
     }
 
-    /// What a misprediction of a block's final instruction `last` costs (Cortex-M7 direct
-    /// conditional branches; `None` on the other cores, whose branches the TRM tables price
-    /// without prediction).
+    /// Whether mispredicted branches cost anything: the Cortex-M7 with `m7-mispredict` > 0 (the
+    /// other cores' TRM tables price branches without prediction).
+    pub fn predicts_branches(&self) -> bool {
+        self.core == Core::CortexM7 && self.params.m7_mispredict > 0
+    }
+
+    /// What a misprediction of a block's final instruction `last` costs, when it is a direct
+    /// conditional branch and the model [predicts branches](Model::predicts_branches).
     pub fn mispredict(&self, last: &Insn) -> Option<m7::Mispredict> {
-        match self.core {
-            Core::CortexM7 => m7::mispredict(&self.params, last),
-            _ => None,
-        }
+        if self.predicts_branches() { m7::mispredict(&self.params, last) } else { None }
     }
 
     /// Prices a block of instructions that execute in order.

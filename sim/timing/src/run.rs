@@ -343,7 +343,7 @@ impl Pricer {
             exit_pending: false,
             exit: model.exception_exit(),
         });
-        let predicting = model.core == Core::CortexM7 && model.params.m7_mispredict > 0;
+        let predicting = model.predicts_branches();
         Pricer {
             memory: (!memory.is_empty()).then(|| MemorySystem::new(memory.clone())),
             model,
