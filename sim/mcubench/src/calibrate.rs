@@ -36,17 +36,20 @@ use mcubench_wire::Results;
 /// measurement pins down and a small integer range: the taken-branch refill P (the TRM's "1 to
 /// 3"), the effective flash wait states (what the flash costs once buffers and caches are
 /// accounted for), the divide estimate (SDIV/UDIV 2-12, operand-dependent), and the Cortex-M7's
-/// misprediction penalty (measured 6 to 8 on one STM32H7; its predictor is inferred).
+/// misprediction penalty (measured 6 to 8 on one STM32H7) and the global history its predictor
+/// uses (inferred).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Free {
     BranchRefill,
     FlashWaitStates,
     Divide,
     M7Mispredict,
+    M7History,
 }
 
 impl Free {
-    pub const ALL: [Free; 4] = [Free::BranchRefill, Free::FlashWaitStates, Free::Divide, Free::M7Mispredict];
+    pub const ALL: [Free; 5] =
+        [Free::BranchRefill, Free::FlashWaitStates, Free::Divide, Free::M7Mispredict, Free::M7History];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +57,7 @@ impl Free {
             Free::FlashWaitStates => "flash.wait-states",
             Free::Divide => "divide",
             Free::M7Mispredict => "m7-mispredict",
+            Free::M7History => "m7-history",
         }
     }
 
@@ -69,6 +73,7 @@ impl Free {
             Free::BranchRefill => Some(m.params.branch_refill),
             Free::Divide => Some(m.params.divide),
             Free::M7Mispredict => Some(m.params.m7_mispredict),
+            Free::M7History => Some(m.params.m7_history),
             Free::FlashWaitStates => m.memory.flash.first().map(|f| f.wait_states),
         }
     }
@@ -78,7 +83,7 @@ impl Free {
         match self {
             Free::BranchRefill => (0, 3),
             Free::Divide => (2, 12),
-            Free::M7Mispredict => (0, 16),
+            Free::M7Mispredict | Free::M7History => (0, 16),
             Free::FlashWaitStates => (0, (2 * base + 4).max(8)),
         }
     }
@@ -93,6 +98,9 @@ impl Free {
             }
             Free::M7Mispredict => {
                 s.params.insert("m7-mispredict".into(), v.to_string());
+            }
+            Free::M7History => {
+                s.params.insert("m7-history".into(), v.to_string());
             }
             Free::FlashWaitStates => {
                 let f = s.flash.get_or_insert_with(FlashSettings::default);

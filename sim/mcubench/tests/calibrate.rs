@@ -61,11 +61,12 @@ fn calibrate_recovers_the_parameters_the_rows_were_made_with() {
 
 /// A row that names a plain C firmware's ELF (newlib, printf and malloc, no result protocol):
 /// the run is judged by its exit code, and its function regions calibrate the core model: the
-/// Cortex-M4's taken-branch refill, and the Cortex-M7's misprediction penalty (the same ELF on
-/// QEMU's Cortex-M7 board).
+/// Cortex-M4's taken-branch refill, and the Cortex-M7's misprediction penalty and predictor
+/// history (the same ELF on QEMU's Cortex-M7 board).
 #[rstest::rstest]
 #[case("mps2-an386", "branch-refill", 2)]
 #[case("mps2-an500", "m7-mispredict", 5)]
+#[case("mps2-an500", "m7-history", 4)]
 fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regions(
     #[case] board: &str,
     #[case] param: &str,

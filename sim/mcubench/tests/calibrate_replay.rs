@@ -101,11 +101,18 @@ fn a_replayed_trace_prices_exactly_what_live_runs_price() {
         &["{ branch-refill: 1 }", "{ branch-refill: 2, flash: { wait-states: 2 } }"],
     );
     // Cortex-M7 (the same M4F ELF on QEMU's Cortex-M7 board): the branch history the
-    // misprediction penalty follows is rebuilt by the replay from the trace.
+    // misprediction penalty follows (per branch and global) is rebuilt by the replay from the
+    // trace.
     check(
         "kat-crc32-table",
         "mps2-an500",
         "",
-        &["{ m7-mispredict: 8 }", "{ m7-mispredict: 0 }", "{ m7-mispredict: 6, branch-refill: 2 }"],
+        &[
+            "{ m7-mispredict: 8 }",
+            "{ m7-mispredict: 0 }",
+            "{ m7-mispredict: 6, branch-refill: 2 }",
+            "{ m7-history: 0 }",
+            "{ m7-history: 12, m7-mispredict: 7 }",
+        ],
     );
 }

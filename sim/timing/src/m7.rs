@@ -36,7 +36,8 @@
 //! Branch direction: a direct branch costs nothing extra when predicted, taken or not; a
 //! mispredicted conditional one costs `m7-mispredict` (8 cycles, 6 with early flags [m7-meas],
 //! [`mispredict`]). Which branches are mispredicted is decided at run time from each
-//! branch's history ([`crate::run`]; how the M7 predicts is INFERRED, no public source says).
+//! branch's history and the directions of the last `m7-history` branches ([`crate::run`]; how
+//! the M7 predicts is INFERRED, no public source says).
 //!
 //! Not modelled: bank conflicts of two loads whose
 //! addresses are not statically known (such loads are priced unpaired), the "slippery" half-cycle

@@ -32,6 +32,10 @@ pub struct Params {
     /// Cortex-M7: the cycles a mispredicted direct conditional branch costs (`crate::m7`,
     /// [m7-meas]: 8, or 6 when the flags were set early); 0 prices every branch as predicted.
     pub m7_mispredict: u32,
+    /// Cortex-M7: how many of the last conditional branches' directions choose a branch's
+    /// prediction counter besides its address (global history; INFERRED, `crate::run`); 0: by
+    /// address only.
+    pub m7_history: u32,
     /// Per-range wait states; ranges not listed have none.
     pub wait_states: Vec<WaitStates>,
 }
@@ -92,6 +96,12 @@ impl Params {
             doc: "Cortex-M7 mispredicted conditional branch, measured 8 (6 when the flags were set at least 3 cycles \
                   before it) on an STM32H743; default 8, 0 prices every branch as predicted",
         },
+        ParamSpec {
+            name: "m7-history",
+            unit: "branches",
+            doc: "Cortex-M7 branch prediction: how many of the last conditional branches' directions select a \
+                  branch's two-bit counter besides its address (not published; inferred); default 0",
+        },
     ];
 
     pub fn for_core(core: Core) -> Params {
@@ -102,6 +112,7 @@ impl Params {
             m3_multiply_accumulate_long: 6,
             m0_multiplier: Multiplier::Fast,
             m7_mispredict: 8,
+            m7_history: 8,
             wait_states: Vec::new(),
         }
     }
@@ -118,6 +129,7 @@ impl Params {
                 Multiplier::Small => 32,
             },
             "m7-mispredict" => self.m7_mispredict,
+            "m7-history" => self.m7_history,
             _ => return None,
         })
     }
@@ -149,6 +161,7 @@ impl Params {
                 }
             }
             "m7-mispredict" => self.m7_mispredict = range("m7-mispredict", 0, 16, "must be 0 to 16 cycles")?,
+            "m7-history" => self.m7_history = range("m7-history", 0, 16, "must be 0 to 16 branches")?,
             _ => {
                 let known = Params::SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
                 return Err(ParamError::Unknown { name: name.to_string(), known });

@@ -302,34 +302,65 @@ struct PendingBranch {
     penalty: u64,
 }
 
-/// Cortex-M7 direction prediction of direct conditional branches, from each branch's history.
-/// The M7 has a branch target address cache holding "branch predictor state and target address"
-/// (TRM), so taken branches are predicted, and loop exits cost a misprediction (6–8 cycles,
-/// [m7-meas] in `m7.rs`). How the predictor decides is INFERRED, as no public source describes
-/// it: a branch not yet seen taken is predicted not taken (fetch runs on); a taken branch gets a
-/// two-bit saturating counter, predicted taken while it is 2 or 3 (the textbook scheme, which
-/// mispredicts a loop once per exit); the cache's capacity is not modelled.
-#[derive(Debug, Default)]
+/// Cortex-M7 direction prediction of direct conditional branches. The M7 has a branch target
+/// address cache holding "branch predictor state and target address" (TRM), so taken branches
+/// are predicted, and a misprediction costs 6–8 cycles ([m7-meas] in `m7.rs`). How the predictor
+/// decides is INFERRED, as no public source describes it. Two-bit saturating counters, predicted
+/// taken while 2 or 3 (the textbook scheme): one per branch, and one per branch and pattern of
+/// the last `m7-history` conditional branches' directions (global history, which Arm documents
+/// for another in-order dual-issue core, the Cortex-A8: DDI 0344 §5.1, a global history
+/// buffer). The pattern's counter predicts when the branch was seen with that pattern, else the
+/// branch's own; a branch never taken is predicted not taken (fetch runs on). With history 0
+/// only the branch's counter is left, which mispredicts every loop exit; with history, a loop
+/// whose trip count repeats is predicted whole once its pattern has been seen. The tables have
+/// no capacity limit (no aliasing). The default history, 8, is the value that fits CoreMark
+/// built with GCC 12 on an i.MX RT1170 (`docs/src/explain/validation.md`).
+#[derive(Debug)]
 struct Predictor {
-    counters: HashMap<u32, u8>,
+    /// Counters by branch address and the global history it was reached with.
+    counters: HashMap<(u32, u32), u8>,
+    /// Counters by branch address alone.
+    by_address: HashMap<u32, u8>,
+    /// The directions of the last conditional branches, newest in bit 0.
+    history: u32,
+    /// Mask of the history bits a counter is chosen by (`m7-history` bits; 0: by address only).
+    mask: u32,
 }
 
 impl Predictor {
+    fn new(history_bits: u32) -> Predictor {
+        let mask = if history_bits >= 32 { u32::MAX } else { (1u32 << history_bits) - 1 };
+        Predictor { counters: HashMap::new(), by_address: HashMap::new(), history: 0, mask }
+    }
+
     /// Whether the branch at `at` was mispredicted, given that it was `taken`; learns the outcome.
+    /// The counter of this branch and history predicts; a history not seen before with this
+    /// branch falls back to the branch's own counter, and a branch not seen taken yet is
+    /// predicted not taken (it has no counter).
     fn mispredicted(&mut self, at: u32, taken: bool) -> bool {
-        match self.counters.get_mut(&at) {
-            None => {
-                if taken {
-                    self.counters.insert(at, 2);
-                }
-                taken
-            }
-            Some(counter) => {
-                let predicted_taken = *counter >= 2;
-                *counter = if taken { (*counter + 1).min(3) } else { counter.saturating_sub(1) };
-                predicted_taken != taken
-            }
+        let history = self.history & self.mask;
+        self.history = (self.history << 1) | u32::from(taken);
+        let own = self.by_address.get(&at).copied();
+        let counter = self.counters.get(&(at, history)).copied().or(own);
+        let predicted_taken = counter.is_some_and(|c| c >= 2);
+        // A new history counter starts from the branch's own; both learn the outcome.
+        if let Some(c) = step(counter, taken) {
+            self.counters.insert((at, history), c);
         }
+        if let Some(c) = step(own, taken) {
+            self.by_address.insert(at, c);
+        }
+        predicted_taken != taken
+    }
+}
+
+/// A two-bit counter after an outcome; `None` (never taken) stays so until taken.
+fn step(counter: Option<u8>, taken: bool) -> Option<u8> {
+    match (counter, taken) {
+        (None, false) => None,
+        (None, true) => Some(2),
+        (Some(c), true) => Some((c + 1).min(3)),
+        (Some(c), false) => Some(c.saturating_sub(1)),
     }
 }
 
@@ -344,6 +375,7 @@ impl Pricer {
             exit: model.exception_exit(),
         });
         let predicting = model.predicts_branches();
+        let model_history = model.params.m7_history;
         Pricer {
             memory: (!memory.is_empty()).then(|| MemorySystem::new(memory.clone())),
             model,
@@ -356,7 +388,7 @@ impl Pricer {
             predicting,
             pending_branch: None,
             after_setter: None,
-            predictor: Predictor::default(),
+            predictor: Predictor::new(model_history),
         }
     }
 
@@ -579,15 +611,19 @@ mod tests {
     }
 
     /// Cortex-M7: a loop's `subs; bne` (flags set right before: 8 cycles a misprediction) run
-    /// three times from cold, then again: the first taken back-edge is mispredicted (not yet
-    /// seen), the next predicted, the exit mispredicted; the second run's back-edges are
-    /// predicted (the counter stayed at "taken"), its exit mispredicted again. With
-    /// `m7-mispredict` 0 nothing is added.
+    /// three times from cold, then again, and so on. By address alone (`m7-history` 0): the first
+    /// taken back-edge is mispredicted (not yet seen), the next predicted, the exit mispredicted;
+    /// the second run's back-edges are predicted (the counter stayed at "taken"), its exit
+    /// mispredicted again, every run. With the directions of the last 8 branches (the default),
+    /// the first runs are the same (a history not seen before falls back to the branch's own
+    /// counter); once the pattern has repeated, the whole loop is predicted, its exit included.
+    /// With `m7-mispredict` 0 nothing is added.
     #[test]
     fn the_cortex_m7_pays_for_a_mispredicted_branch_from_its_history() {
-        let run = |mispredict: u32| {
+        let run = |mispredict: u32, history: u32, runs: usize| {
             let mut params = Params::for_core(Core::CortexM7);
             params.m7_mispredict = mispredict;
+            params.m7_history = history;
             let model = Model::with_params(Core::CortexM7, params);
             // subs r0, #1; bne .-2 at 0x100; bx lr at 0x104.
             let body = block(&model, 0x100, &[0x3801, 0xd1fd]);
@@ -595,14 +631,19 @@ mod tests {
             assert_eq!(body.mispredict, u64::from(mispredict));
             let mut p = Pricer::new(model, &MemoryConfig::default(), false);
             let mut taken = Vec::new();
-            for tb in [&body, &body, &body, &ret, &body, &body, &body, &ret] {
-                taken.push(p.enter(tb).taken);
+            for _ in 0..runs {
+                for tb in [&body, &body, &body, &ret] {
+                    taken.push(p.enter(tb).taken);
+                }
             }
             taken
         };
         // A branch's penalty is settled when the next block shows its direction.
-        assert_eq!(run(8), [0, 8, 0, 8, 0, 0, 0, 8]);
-        assert_eq!(run(0), [0; 8]);
+        assert_eq!(run(8, 0, 2), [0, 8, 0, 8, 0, 0, 0, 8]);
+        assert_eq!(run(8, 0, 6)[20..], [0, 0, 0, 8]);
+        assert_eq!(run(8, 8, 2), [0, 8, 0, 8, 0, 0, 0, 8]);
+        assert_eq!(run(8, 8, 6)[20..], [0, 0, 0, 0]);
+        assert_eq!(run(0, 8, 2), [0; 8]);
     }
 
     /// [m7-meas]: flags set at least 6 slots before the branch save 2 cycles of a misprediction,

@@ -19,7 +19,8 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "PROFILE")]
     timing: Option<String>,
     /// The parameters to fit, comma-separated: branch-refill, flash.wait-states, divide,
-    /// m7-mispredict (default: branch-refill, plus flash.wait-states when the model has flash).
+    /// m7-mispredict, m7-history (default: branch-refill, plus flash.wait-states when the model
+    /// has flash).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     free: Option<Vec<String>>,
     /// QEMU processes (and trace replays) at once.

@@ -175,6 +175,8 @@ struct RawModel {
     m0_multiplier: Option<String>,
     #[serde(default, deserialize_with = "m7_mispredict")]
     m7_mispredict: Option<String>,
+    #[serde(default, deserialize_with = "m7_history")]
+    m7_history: Option<String>,
     #[serde(default, deserialize_with = "flash")]
     flash: Option<FlashSettings>,
     #[serde(default, deserialize_with = "cache")]
@@ -195,6 +197,7 @@ impl<'de> Deserialize<'de> for ModelSettings {
             ("m3-multiply-accumulate-long", raw.m3_multiply_accumulate_long),
             ("m0-multiplier", raw.m0_multiplier),
             ("m7-mispredict", raw.m7_mispredict),
+            ("m7-history", raw.m7_history),
         ] {
             if let Some(v) = value {
                 params.insert(name.to_string(), v);
@@ -266,6 +269,9 @@ fn m0_multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::E
 }
 fn m7_mispredict<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     param(d, "m7-mispredict")
+}
+fn m7_history<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    param(d, "m7-history")
 }
 
 /// A whole number of cycles or bytes, 0 or more: a negative number or a fraction is an error
