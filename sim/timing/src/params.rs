@@ -100,7 +100,8 @@ impl Params {
             name: "m7-history",
             unit: "branches",
             doc: "Cortex-M7 branch prediction: how many of the last conditional branches' directions select a \
-                  branch's two-bit counter besides its address (not published; inferred); default 0",
+                  branch's two-bit counter besides its address (the scheme is inferred); default 8, fitted to \
+                  CoreMark on an i.MX RT1170; 0: the branch's own counter only",
         },
     ];
 
