@@ -21,6 +21,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use mcubench_thumb::{Flow, Insn, PC};
 use mcubench_wire::{Core, MemoryConfig, WaitStates};
@@ -329,39 +330,58 @@ struct Predictor {
 
 impl Predictor {
     fn new(history_bits: u32) -> Predictor {
-        let mask = if history_bits >= 32 { u32::MAX } else { (1u32 << history_bits) - 1 };
+        let mask = 1u32.checked_shl(history_bits).map_or(u32::MAX, |bit| bit - 1);
         Predictor { counters: HashMap::new(), by_address: HashMap::new(), history: 0, mask }
     }
 
     /// Whether the branch at `at` was mispredicted, given that it was `taken`; learns the outcome.
     /// The counter of this branch and history predicts; a history not seen before with this
     /// branch falls back to the branch's own counter, and a branch not seen taken yet is
-    /// predicted not taken (it has no counter).
+    /// predicted not taken (it has no counter). One table lookup each (none for the history
+    /// table without history: the branch's own counter is all there is).
     fn mispredicted(&mut self, at: u32, taken: bool) -> bool {
-        let history = self.history & self.mask;
-        self.history = (self.history << 1) | u32::from(taken);
-        let own = self.by_address.get(&at).copied();
-        let counter = self.counters.get(&(at, history)).copied().or(own);
-        let predicted_taken = counter.is_some_and(|c| c >= 2);
-        // A new history counter starts from the branch's own; both learn the outcome.
-        if let Some(c) = step(counter, taken) {
-            self.counters.insert((at, history), c);
-        }
-        if let Some(c) = step(own, taken) {
-            self.by_address.insert(at, c);
-        }
-        predicted_taken != taken
+        let own = match self.by_address.entry(at) {
+            Entry::Occupied(mut e) => {
+                let before = *e.get();
+                *e.get_mut() = learn(before, taken);
+                Some(before)
+            }
+            Entry::Vacant(e) => {
+                if taken {
+                    e.insert(2);
+                }
+                None
+            }
+        };
+        let counter = if self.mask == 0 {
+            own
+        } else {
+            let history = self.history & self.mask;
+            self.history = (self.history << 1) | u32::from(taken);
+            // A new history counter starts from the branch's own.
+            match self.counters.entry((at, history)) {
+                Entry::Occupied(mut e) => {
+                    let before = *e.get();
+                    *e.get_mut() = learn(before, taken);
+                    Some(before)
+                }
+                Entry::Vacant(e) => {
+                    match own {
+                        Some(c) => _ = e.insert(learn(c, taken)),
+                        None if taken => _ = e.insert(2),
+                        None => {}
+                    }
+                    own
+                }
+            }
+        };
+        counter.is_some_and(|c| c >= 2) != taken
     }
 }
 
-/// A two-bit counter after an outcome; `None` (never taken) stays so until taken.
-fn step(counter: Option<u8>, taken: bool) -> Option<u8> {
-    match (counter, taken) {
-        (None, false) => None,
-        (None, true) => Some(2),
-        (Some(c), true) => Some((c + 1).min(3)),
-        (Some(c), false) => Some(c.saturating_sub(1)),
-    }
+/// A two-bit saturating counter after an outcome.
+fn learn(counter: u8, taken: bool) -> u8 {
+    if taken { (counter + 1).min(3) } else { counter.saturating_sub(1) }
 }
 
 impl Pricer {
