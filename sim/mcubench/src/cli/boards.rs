@@ -69,8 +69,10 @@ pub fn run(a: BoardsArgs) -> Result<Exit, Error> {
         let cache = |key: &str, c: Option<mcubench_wire::CacheGeometry>| {
             c.map(|c| format!(" {key} {} B {}-way", c.size, c.ways)).unwrap_or_default()
         };
+        // Core parameters a profile sets (a calibrated profile's fitted refill, say).
+        let params: String = p.model.params.iter().map(|(k, v)| format!(" {k} {v}")).collect();
         println!(
-            "{:<12} {:<11} {:>8}  {flash}{}{}  runs on: {}\n             {}",
+            "{:<12} {:<11} {:>8}  {flash}{}{}{params}  runs on: {}\n             {}",
             p.name,
             p.core.label(),
             m.clock_hz.map(crate::config::timing::clock_text).unwrap_or_default(),

@@ -397,6 +397,7 @@ struct RawProfile {
 const PROFILE_FILES: &[(&str, &str)] = &[
     ("stm32f407.yaml", include_str!("../../timing-profiles/stm32f407.yaml")),
     ("stm32l476.yaml", include_str!("../../timing-profiles/stm32l476.yaml")),
+    ("stm32l4r5.yaml", include_str!("../../timing-profiles/stm32l4r5.yaml")),
     ("stm32h563.yaml", include_str!("../../timing-profiles/stm32h563.yaml")),
     ("nrf52840.yaml", include_str!("../../timing-profiles/nrf52840.yaml")),
     ("rp2040.yaml", include_str!("../../timing-profiles/rp2040.yaml")),
