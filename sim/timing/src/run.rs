@@ -340,42 +340,37 @@ impl Predictor {
     /// predicted not taken (it has no counter). One table lookup each (none for the history
     /// table without history: the branch's own counter is all there is).
     fn mispredicted(&mut self, at: u32, taken: bool) -> bool {
-        let own = match self.by_address.entry(at) {
-            Entry::Occupied(mut e) => {
-                let before = *e.get();
-                *e.get_mut() = learn(before, taken);
-                Some(before)
-            }
-            Entry::Vacant(e) => {
-                if taken {
-                    e.insert(2);
-                }
-                None
-            }
-        };
+        let own = predict_and_learn(self.by_address.entry(at), None, taken);
         let counter = if self.mask == 0 {
             own
         } else {
             let history = self.history & self.mask;
             self.history = (self.history << 1) | u32::from(taken);
             // A new history counter starts from the branch's own.
-            match self.counters.entry((at, history)) {
-                Entry::Occupied(mut e) => {
-                    let before = *e.get();
-                    *e.get_mut() = learn(before, taken);
-                    Some(before)
-                }
-                Entry::Vacant(e) => {
-                    match own {
-                        Some(c) => _ = e.insert(learn(c, taken)),
-                        None if taken => _ = e.insert(2),
-                        None => {}
-                    }
-                    own
-                }
-            }
+            predict_and_learn(self.counters.entry((at, history)), own, taken)
         };
         counter.is_some_and(|c| c >= 2) != taken
+    }
+}
+
+/// The counter in `slot` before this outcome (`start` for an empty slot), which then learns the
+/// outcome: an empty slot takes `start`'s next value, or 2 (weakly taken) when first taken, and
+/// stays empty while neither.
+fn predict_and_learn<K>(slot: Entry<'_, K, u8>, start: Option<u8>, taken: bool) -> Option<u8> {
+    match slot {
+        Entry::Occupied(mut e) => {
+            let before = *e.get();
+            *e.get_mut() = learn(before, taken);
+            Some(before)
+        }
+        Entry::Vacant(e) => {
+            match start {
+                Some(c) => _ = e.insert(learn(c, taken)),
+                None if taken => _ = e.insert(2),
+                None => {}
+            }
+            start
+        }
     }
 }
 
