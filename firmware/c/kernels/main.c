@@ -22,8 +22,10 @@ static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase,     
                                         k_tbb,   k_svc,   k_wide,  k_wide_aligned, k_stld, k_bxr,    k_cbz,
                                         k_call,  k_strwb, k_spec};
 #elif defined(KERNELS_ARMV8M)
-void k33_pair(void), k33_loads(void), k33_mul(void), k_svc(void), k33_flags(void), k33_extend(void);
-static void (*const kernels[])(void) = {k_empty, k33_pair, k33_loads, k33_mul, k_svc, k33_flags, k33_extend};
+void k33_pair(void), k33_loads(void), k33_mul(void), k_svc(void), k33_flags(void), k33_extend(void), k33_return(void),
+    k33_bxlr(void);
+static void (*const kernels[])(void) = {k_empty,   k33_pair,   k33_loads,  k33_mul, k_svc,
+                                        k33_flags, k33_extend, k33_return, k33_bxlr};
 #elif defined(KERNELS_ARMV7EM_M7)
 void k7_pair(void), k7_late(void), k7_loads(void), k7_ldb(void), k7_mac(void), k7_shift(void), k7_bitfield(void),
     k7_stores(void), k_svc(void), k7_extend(void), k7_early(void);

@@ -121,3 +121,72 @@ k33_extend_loop:
 k33_extend_exit:
     bx lr
 k33_extend_end:
+
+@ A loaded branch target waits two cycles ([m33-meas]: "`pop {lr}, bx lr` is 1-2 cycles faster
+@ than `pop {pc}`, when additional instruction can be scheduld after load to `lr`"; see
+@ LOAD_TO_BRANCH in sim/timing/src/m33.rs). Each loop iteration calls a function that does the
+@ same work and returns either with `pop {r4, pc}` after three `mov`s (k33_return) or with the
+@ notes' idiom, `pop {r4, lr}`, the three `mov`s in the load's shadow, `bx lr` (k33_bxlr).
+@ setup: push {r4, lr} 2 + movs 1 = 3. call block: bl 1 + P = 2. after block: subs 1 + bne.n 0
+@ (+2 taken, after a flag-setting 16-bit instruction) = 3 taken, 1 not. exit: pop {r4, pc}
+@ 2 + 2 + P = 5.
+@ k33_return callee: push {r4, lr} 2 + mov ×3 3 + pop {r4, pc} 2 + 2 + P = 10. Per iteration 2 +
+@ 10 + 3 = 15 taken, 13 not: 3 + 99×15 + 13 + 5 = 1506 (a loaded target waiting one cycle, as for
+@ an ALU use: 1405; k33_bxlr 1305).
+@ k33_bxlr callee: push 2 + ldmia.w {r4, lr} 2 + mov 1 + mov 1 (both in the load's shadow) +
+@ mov 1 with bx lr dual issued (P = 1) = 8; 3 + 99×13 + 11 + 5 = 1306, 200 fewer: 2 a call.
+@ The M4 table prices both callees alike: push 3 + mov ×3 3 + pop {r4, pc} 1+2+P (P = 2, the
+@ target issued at execute) = 11, or push 3 + ldmia.w 3 + mov ×3 3 + bx lr 2 = 11; setup
+@ push 3 + movs 1, call 2, after subs 1 + bne.n 1 (+1 taken): 4 + 99×16 + 15 + 5 = 1608.
+    .global k33_return, k33_return_loop, k33_return_after, k33_return_exit, k33_return_end
+    .global k33_return_fn, k33_return_fn_end
+    .balign 4
+    .thumb_func
+k33_return:
+    push {r4, lr}
+    movs r0, #100
+k33_return_loop:
+1:
+    bl k33_return_fn
+k33_return_after:
+    subs r0, #1
+    bne 1b
+k33_return_exit:
+    pop {r4, pc}
+k33_return_end:
+    .balign 4
+    .thumb_func
+k33_return_fn:
+    push {r4, lr}
+    mov r1, r2
+    mov r1, r2
+    mov r1, r2
+    pop {r4, pc}
+k33_return_fn_end:
+
+    .global k33_bxlr, k33_bxlr_loop, k33_bxlr_after, k33_bxlr_exit, k33_bxlr_end
+    .global k33_bxlr_fn, k33_bxlr_fn_end
+    .balign 4
+    .thumb_func
+k33_bxlr:
+    push {r4, lr}
+    movs r0, #100
+k33_bxlr_loop:
+1:
+    bl k33_bxlr_fn
+k33_bxlr_after:
+    subs r0, #1
+    bne 1b
+k33_bxlr_exit:
+    pop {r4, pc}
+k33_bxlr_end:
+    .balign 4
+    .thumb_func
+k33_bxlr_fn:
+    push {r4, lr}
+    pop.w {r4, lr}
+    mov r1, r2
+    mov r1, r2
+    mov r1, r2
+    bx lr
+k33_bxlr_fn_end:

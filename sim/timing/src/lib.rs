@@ -100,6 +100,9 @@ pub struct Context {
     pub fetch_ahead: u8,
     /// Cortex-M7: when each register's latest value can be read ([`m7`]'s scoreboard).
     m7: m7::M7State,
+    /// Cortex-M33: registers a load before `prev` delivers too late for a register branch next
+    /// ([`m33`]'s load-to-branch latency).
+    m33_branch_wait: m33::BranchWait,
 }
 
 /// What continuation prices depend on besides `prev` itself ([`Context::key`]).
@@ -111,6 +114,7 @@ pub struct ContextKey {
     unaligned_stores: bool,
     fetch_ahead: u8,
     m7: m7::M7State,
+    m33_branch_wait: m33::BranchWait,
 }
 
 impl Context {
@@ -124,6 +128,7 @@ impl Context {
             unaligned_stores: self.unaligned_stores,
             fetch_ahead: self.fetch_ahead,
             m7: self.m7,
+            m33_branch_wait: self.m33_branch_wait,
         }
     }
 }
@@ -141,6 +146,8 @@ pub(crate) struct Pipe {
     pub fetch_ahead: u8,
     /// Cortex-M7's register scoreboard.
     pub m7: m7::M7State,
+    /// See [`Context::m33_branch_wait`].
+    pub m33_branch_wait: m33::BranchWait,
 }
 
 /// A cycle model for one core.
@@ -227,6 +234,7 @@ impl Model {
             unaligned_stores: e.unaligned_stores,
             fetch_ahead: e.fetch_ahead,
             m7: e.m7,
+            m33_branch_wait: e.m33_branch_wait,
         });
         if entry.is_none()
             && let Some(first) = insns.first()
@@ -265,6 +273,7 @@ impl Model {
                 unaligned_stores: pipe.unaligned_stores,
                 fetch_ahead: pipe.fetch_ahead,
                 m7: pipe.m7,
+                m33_branch_wait: pipe.m33_branch_wait,
             }),
         )
     }

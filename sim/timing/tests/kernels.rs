@@ -116,6 +116,22 @@ fn cortex_m33_kernels_match_the_measurements(#[case] kernel: &str, #[case] m33: 
     assert_eq!(k.price_loop(&Model::new(Core::CortexM4), kernel), m4, "{kernel} on Cortex-M4");
 }
 
+/// Cortex-M33 returns (kernels/armv8m.S `k33_return`, `k33_bxlr`): a loop that calls a function
+/// returning with `pop {r4, pc}` or with `pop {r4, lr}; …; bx lr`, priced along its path (call,
+/// callee entered by the call, the rest entered by the return), with the M4 price beside it.
+#[rstest::rstest]
+#[case("k33_return", 1506, 1608)]
+#[case("k33_bxlr", 1306, 1608)]
+fn cortex_m33_loaded_branch_targets(#[case] kernel: &str, #[case] m33: u64, #[case] m4: u64) {
+    let k = assemble("armv8m.S", "cortex-m33", &[], Arch::V8MMain, false);
+    let (call, after, callee) = (format!("{kernel}_loop"), format!("{kernel}_after"), format!("{kernel}_fn"));
+    let (exit, callee_end) = (format!("{kernel}_exit"), format!("{kernel}_fn_end"));
+    let body =
+        [(call.as_str(), after.as_str()), (callee.as_str(), callee_end.as_str()), (after.as_str(), exit.as_str())];
+    assert_eq!(k.price(&Model::new(Core::CortexM33), kernel, &body), m33, "{kernel} on Cortex-M33");
+    assert_eq!(k.price(&Model::new(Core::CortexM4), kernel, &body), m4, "{kernel} on Cortex-M4");
+}
+
 /// The prefetch unit's speculative fetch of a conditional branch's target (kernels/armv7m.S
 /// `k_spec`): a not-taken `beq.w` after 32-bit instructions waits a cycle, a not-taken `bne.w`
 /// after two 16-bit instructions does not. The Cortex-M33 (no such rule): 803.
