@@ -56,11 +56,13 @@ k_cbz_exit:
 k_cbz_end:
 
 @ Calls and returns. BL is decode-time (1 + P = 2); `bx lr` right after `mov lr, r1` (LR written
-@ during decode) is execute-time (3); POP {r4, pc} is LDM to PC, 1 + N + P = 1 + 2 + 2 = 5.
+@ during decode) is execute-time (3); POP {r4, pc} is LDM to PC with a loaded target (TRM §3.3.2:
+@ "three cycles for the pipeline reload"), 1 + N + P = 1 + 2 + 3 = 6.
 @ setup: push {r4, lr} 1 + 2 = 3, movs 1 = 4. body: bl 2, leaf (mov 1 + mov 1 + bx lr 3 = 5),
-@ bl 2, k_call_pop (push 3 + pop 5 = 8), subs 1 + bne 1 (+1) = 20 taken, 19 + 1 not (the
+@ bl 2, k_call_pop (push 3 + pop 6 = 9), subs 1 + bne 1 (+1) = 21 taken, 20 + 1 not (the
 @ speculative fetch slot: `subs` alone since the return; armv7m.S k_spec).
-@ exit: pop {r4, pc} 5. M3 = M4 = 4 + 99×20 + 20 + 5 = 2009 (with P = 1 everywhere: 1808).
+@ exit: pop {r4, pc} 6. M3 = M4 = 4 + 99×21 + 21 + 6 = 2110 (with the loaded target at P = 2:
+@ 2009; with P = 1 everywhere: 1808).
     .global k_call, k_call_loop, k_call_ret, k_call_ret2, k_call_exit, k_call_end
     .global k_call_leaf, k_call_pop, k_call_leaf_end
     .balign 4

@@ -137,14 +137,15 @@ k_mac_exit:
     bx lr
 k_mac_end:
 
-@ TBB switch: TBB is 2+P with P = 2: its target comes from a load, so it is issued at execute
-@ (Cortex-M3 TRM r2p0 Table 15-3, "LSU PC modifying instructions"; sim/timing/src/m3m4.rs), 4.
+@ TBB switch: TBB is "at least two cycles for the load, one cycle for the add, and three cycles
+@ for the pipeline reload" (Cortex-M3/M4 TRM §3.3.2; sim/timing/src/m3m4.rs target_loaded): 6.
 @ setup: movs 1 + movs 1 = 2.
-@ body: tbb 4, case0: subs 1 + bne 2 → but the table jumps to case0, so the executed path per
-@ iteration is tbb (4) + subs (1) + bne.w (2 taken) = 7, last iteration 4 + 1 + 2 (not taken,
-@ the fetch slot: the case block is entered by the TBB's branch) = 7. exit: 2.
-@ M3 = M4 = 2 + 99×7 + 7 + 2 = 704. (The table bytes follow the TBB; the test prices the
-@ executed path: tbb block, then the case block.)
+@ body: tbb 6, case0: subs 1 + bne 2 → but the table jumps to case0, so the executed path per
+@ iteration is tbb (6) + subs (1) + bne.w (2 taken) = 9, last iteration 6 + 1 + 2 (not taken,
+@ the fetch slot: the case block is entered by the TBB's branch) = 9. exit: 2.
+@ M3 = M4 = 2 + 99×9 + 9 + 2 = 904 (Table 3-1's 2+P with P = 2, an execute-time target: 704).
+@ (The table bytes follow the TBB; the test prices the executed path: tbb block, then the case
+@ block.)
     .global k_tbb, k_tbb_loop, k_tbb_case, k_tbb_exit, k_tbb_end
     .balign 4
     .thumb_func

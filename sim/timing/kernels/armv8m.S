@@ -135,9 +135,9 @@ k33_extend_end:
 @ an ALU use: 1405; k33_bxlr 1305).
 @ k33_bxlr callee: push 2 + ldmia.w {r4, lr} 2 + mov 1 + mov 1 (both in the load's shadow) +
 @ mov 1 with bx lr dual issued (P = 1) = 8; 3 + 99×13 + 11 + 5 = 1306, 200 fewer: 2 a call.
-@ The M4 table prices both callees alike: push 3 + mov ×3 3 + pop {r4, pc} 1+2+P (P = 2, the
-@ target issued at execute) = 11, or push 3 + ldmia.w 3 + mov ×3 3 + bx lr 2 = 11; setup
-@ push 3 + movs 1, call 2, after subs 1 + bne.n 1 (+1 taken): 4 + 99×16 + 15 + 5 = 1608.
+@ The M4: push 3 + mov ×3 3 + pop {r4, pc} 1+2+P (P = 3, a loaded target) = 12, or push 3 +
+@ ldmia.w 3 + mov ×3 3 + bx lr 2 = 11; setup push 3 + movs 1, call 2, after subs 1 + bne.n 1
+@ (+1 taken), exit pop {r4, pc} 6: 4 + 99×17 + 16 + 6 = 1709, and 4 + 99×16 + 15 + 6 = 1609.
     .global k33_return, k33_return_loop, k33_return_after, k33_return_exit, k33_return_end
     .global k33_return_fn, k33_return_fn_end
     .balign 4

@@ -66,6 +66,23 @@ pub(crate) fn target_at_execute(prev: Option<&Insn>, insn: &Insn) -> bool {
     }
 }
 
+/// [M4]/[M3] §3.3.2 "Load/store timings": "LDR PC,[any] is always a blocking operation. This
+/// means at least two cycles for the load, and three cycles for the pipeline reload. So this
+/// operation takes at least five cycles"; "TBB and TBH are also blocking operations. These are at
+/// least two cycles for the load, one cycle for the add, and three cycles for the pipeline reload.
+/// This means at least six cycles". A target that comes out of a load (LDR PC, LDM/POP with PC,
+/// TBB/TBH) is known later than one issued at execute ([`target_at_execute`], P = 2): its refill
+/// is the TRM's three cycles, one more (Table 3-1's P at the top of its range, "1 to 3 depending
+/// on ... whether the processor manages to speculate the address early"). The section names LDR
+/// and the table branches; an LDM/POP that loads PC loads it the same way, last.
+pub(crate) fn target_loaded(insn: &Insn) -> bool {
+    match insn.class {
+        Class::TableBranch => true,
+        Class::Load { .. } | Class::LoadMultiple { .. } => writes_pc(insn),
+        _ => false,
+    }
+}
+
 /// [`cost`] plus the fetch rule that spans instructions: [compendium] "groups of three or more
 /// unaligned wide instructions will take one extra cycle", and "groups of unaligned wide str only
 /// add the penalty cycle from a length of 4". Charged once per group, at the instruction that
@@ -151,7 +168,8 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
     let m3 = core == Core::CortexM3;
     // [M3-ETM]: one more refill cycle when the target is issued at execute (M3/M4 only: the
     // ARMv6-M model prices its few ARMv7-M classes here without it).
-    let p = refill(params, insn) + u32::from(!m0 && target_at_execute(prev, insn));
+    let p = refill(params, insn)
+        + if m0 { 0 } else { u32::from(target_at_execute(prev, insn)) + u32::from(target_loaded(insn)) };
     let conditional_branch = conditional_branch(insn);
     let taken_pc = |base: u32| if conditional_branch { (base, p) } else { (base + p, 0) };
 
@@ -159,8 +177,10 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
         // [M4]/[M3] Table 3-1 "Branches": B<cc> 1 not taken, 1+P taken; B, BL, BX, BLX 1+P;
         // CBZ/CBNZ 1 or 1+P.
         Class::Branch => taken_pc(1),
-        // [M4]/[M3] TBB/TBH: 2+P.
-        Class::TableBranch => (2 + p, 0),
+        // [M4]/[M3] TBB/TBH: Table 3-1 2+P; §3.3.2 "two cycles for the load, one cycle for the
+        // add, and three cycles for the pipeline reload" ([`target_loaded`]): the add is its own
+        // cycle (Table 3-1 with P at most 3 would give five, not six).
+        Class::TableBranch => (if m0 { 2 + p } else { 3 + p }, 0),
         // [M4]/[M3] "IT instructions can be folded onto a preceding 16-bit Thumb instruction,
         // enabling an execution time of zero cycles".
         Class::It => {
@@ -202,7 +222,7 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
         Class::Load { .. } => {
             let extra = literal_wait(params, insn);
             if writes_pc(insn) {
-                // [M4] LDR PC: 2+P ("LDR to PC: 2+P or more").
+                // [M4] LDR PC: 2+P ("LDR to PC: 2+P or more"); P = 3 ([`target_loaded`]).
                 return (2 + extra + p, 0);
             }
             let base = if pipelines_after(core, prev, insn) { 1 } else { 2 };
@@ -218,7 +238,7 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
         }
         // [M4]/[M3] LDRD, STRD: 1+N with N = 2; they do not pipeline.
         Class::LoadDouble | Class::StoreDouble => (3 + address_dependency(prev, insn), 0),
-        // [M4]/[M3] LDM/STM/PUSH/POP: 1+N; POP/LDM with PC: 1+N+P.
+        // [M4]/[M3] LDM/STM/PUSH/POP: 1+N; POP/LDM with PC: 1+N+P (P = 3, [`target_loaded`]).
         // [jnk0le] "stores can't be pipelined with following load multiple (but can with
         // `stm`)": one more cycle after a single store.
         Class::LoadMultiple { regs } => {
@@ -398,7 +418,8 @@ mod tests {
         assert_eq!(m.block(&insns(0x100, &[0x6011, 0xca18])).fall_through, 5);
     }
 
-    /// Cortex-M3 TRM Table 15-3: decode-time branches pay P = 1, execute-time ones P = 2.
+    /// Cortex-M3 TRM Table 15-3: decode-time branches pay P = 1, execute-time ones P = 2; §3.3.2:
+    /// a target loaded from memory P = 3.
     #[test]
     fn refill_by_where_the_target_is_issued() {
         let m = Model::new(Core::CortexM4);
@@ -414,9 +435,9 @@ mod tests {
             //                                fetched ahead covers its speculative fetch slot: 2 not taken
             (&[0xe7fe], 2, 0),             // b
             (&[0xf7ff, 0xfff5], 2, 0),     // bl
-            (&[0xbd10], 1 + 2 + 2, 0),     // pop {r4, pc}: LDM to PC
-            (&[0xf85d, 0xfb04], 2 + 2, 0), // ldr.w pc, [sp], #4
-            (&[0xe8df, 0xf001], 2 + 2, 0), // tbb [pc, r1]
+            (&[0xbd10], 1 + 2 + 3, 0),     // pop {r4, pc}: LDM to PC, a loaded target
+            (&[0xf85d, 0xfb04], 2 + 3, 0), // ldr.w pc, [sp], #4: "at least five cycles"
+            (&[0xe8df, 0xf001], 3 + 3, 0), // tbb [pc, r1]: load 2, add 1, "at least six cycles"
         ];
         for (hw, fall, taken) in cases {
             let b = m.block(&insns(0x100, hw));
