@@ -280,18 +280,21 @@ fn results_of(insn: &Insn) -> RegSet {
 #[cfg(test)]
 mod tests {
     use crate::{Core, Model};
-    use mcubench_thumb::Decoder;
+    use mcubench_thumb::{Decoder, Insn};
+
+    /// Halfwords decoded for the Cortex-M33 at 0x100.
+    fn decode(hw: &[u16]) -> Vec<Insn> {
+        let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let (insns, err) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
+        assert!(err.is_none(), "{err:?}");
+        insns
+    }
 
     /// [m33-meas]: flags of a shifted-register instruction arrive a cycle late.
     #[test]
     fn late_flags_of_a_shifted_register() {
         let m = Model::new(Core::CortexM33);
-        let block = |hw: &[u16]| {
-            let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
-            let (insns, err) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
-            assert!(err.is_none(), "{err:?}");
-            m.block(&insns)
-        };
+        let block = |hw: &[u16]| m.block(&decode(hw));
         // subs.w r0, r0, r4, lsr #1; bne: 1 + (1 + 1 late), taken +1.
         let b = block(&[0xebb0, 0x0054, 0xd1fe]);
         assert_eq!((b.fall_through, b.taken_extra), (3, 1));
@@ -304,12 +307,7 @@ mod tests {
     #[test]
     fn loaded_branch_targets_wait_two_cycles() {
         let m = Model::new(Core::CortexM33);
-        let block = |hw: &[u16]| {
-            let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
-            let (insns, err) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
-            assert!(err.is_none(), "{err:?}");
-            m.block(&insns).fall_through
-        };
+        let block = |hw: &[u16]| m.block(&decode(hw)).fall_through;
         let pop_r4_r11_pc = [0xe8bd, 0x8ff0];
         let pop_r4_r11_lr = [0xe8bd, 0x4ff0];
         // mov r0, r1 (.n/.w): the notes use `mov r10, r10`, which the model would make wait for
@@ -334,9 +332,7 @@ mod tests {
         // An ALU user of the loaded LR waits one cycle, as before.
         assert_eq!(block(&[&pop_r4_r11_lr[..], &[0x4670]].concat()), 9 + 1 + 1); // mov r0, lr
         // The wait is carried across a block cut.
-        let whole = [&pop_r4_r11_lr[..], &mov_n, &bx_lr].concat();
-        let bytes: Vec<u8> = whole.iter().flat_map(|h| h.to_le_bytes()).collect();
-        let (insns, _) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
+        let insns = decode(&[&pop_r4_r11_lr[..], &mov_n, &bx_lr].concat());
         let (a, exit) = m.block_after(None, &insns[..2]);
         let (b, _) = m.block_after(exit.as_ref(), &insns[2..]);
         assert_eq!(a.fall_through + b.fall_through, 9 + 1 + 1 + 2);
@@ -347,12 +343,7 @@ mod tests {
     #[test]
     fn vmov_between_core_and_fp_registers() {
         let m = Model::new(Core::CortexM33);
-        let block = |hw: &[u16]| {
-            let bytes: Vec<u8> = hw.iter().flat_map(|h| h.to_le_bytes()).collect();
-            let (insns, err) = Decoder::for_core(Core::CortexM33).unwrap().decode_block(0x100, &bytes);
-            assert!(err.is_none(), "{err:?}");
-            m.block(&insns).fall_through
-        };
+        let block = |hw: &[u16]| m.block(&decode(hw)).fall_through;
         assert_eq!(block(&[0xec51, 0x0a10]), 2); // vmov r0, r1, s0, s1
         assert_eq!(block(&[0xec41, 0x0a10]), 1); // vmov s0, s1, r0, r1
         assert_eq!(block(&[0xee11, 0x2a10, 0x18a4]), 1 + 1 + 1); // vmov r2, s2; adds r4, r2: waits 1
