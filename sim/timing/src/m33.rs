@@ -270,7 +270,7 @@ fn results_of(insn: &Insn) -> RegSet {
     let mut w = insn.writes.0 & !(1 << PC);
     if let Some(m) = insn.mem
         && m.writeback
-        && matches!(insn.class, Class::Load { .. } | Class::LoadDouble | Class::LoadMultiple { .. })
+        && loads(insn)
     {
         w &= !(1 << m.base);
     }

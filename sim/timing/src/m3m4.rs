@@ -179,8 +179,8 @@ pub(crate) fn cost(params: &Params, core: Core, prev: Option<&Insn>, insn: &Insn
         Class::Branch => taken_pc(1),
         // [M4]/[M3] TBB/TBH: Table 3-1 2+P; §3.3.2 "two cycles for the load, one cycle for the
         // add, and three cycles for the pipeline reload" ([`target_loaded`]): the add is its own
-        // cycle (Table 3-1 with P at most 3 would give five, not six).
-        Class::TableBranch => (if m0 { 2 + p } else { 3 + p }, 0),
+        // cycle (Table 3-1 with P at most 3 would give five, not six). ARMv6-M has no TBB/TBH.
+        Class::TableBranch => (3 + p, 0),
         // [M4]/[M3] "IT instructions can be folded onto a preceding 16-bit Thumb instruction,
         // enabling an execution time of zero cycles".
         Class::It => {
