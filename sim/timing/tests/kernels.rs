@@ -152,6 +152,10 @@ fn tbb_switch_matches_the_trm() {
         let body = [("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")];
         assert_eq!(k.price(&Model::new(core), "k_tbb", &body), 904, "{core:?}");
     }
+    // The M33: setup 2, tbb 3 + P (the loaded offset waits as a loaded PC does), subs 1, bne.w
+    // 1 (+P taken; 32-bit, so no pair), exit 2: 2 + 99×7 + 6 + 2 = 703 (2 + P for TBB: 604).
+    let body = [("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")];
+    assert_eq!(k.price(&Model::new(Core::CortexM33), "k_tbb", &body), 703);
 }
 
 #[rstest::rstest]
