@@ -550,8 +550,8 @@ impl CycleModel {
             }
             if u64::from(c.size) > board.layout.flash.length {
                 return Err(format!(
-                    "model.{key}: a {} B cache is larger than the {} B of flash of board `{}`",
-                    c.size, board.layout.flash.length, board.name
+                    "model.{key}: a {} B cache is larger than the board's {} B of flash; give a `size` of at most that",
+                    c.size, board.layout.flash.length
                 ));
             }
             if key == "icache" {
