@@ -148,8 +148,10 @@ fn issue(params: &Params, p: u32, pair_prev: Option<&Insn>, insn: &Insn) -> (u32
                 return if conditional_branch(insn) { (1, p, false) } else { single(1 + p) };
             }
             // [m33-meas] instructions executing through two stages that set the flags (operand2
-            // shifted constant) "take a total of 2 cycles to execute".
-            single(if sets_flags(insn) && shifted_constant(insn) { 2 } else { 1 })
+            // shifted constant) "take a total of 2 cycles to execute", except "`movs.w` (any
+            // type)", which the notes list as unaffected.
+            let movs = insn.mnemonic.starts_with("movs");
+            single(if sets_flags(insn) && shifted_constant(insn) && !movs { 2 } else { 1 })
         }
         // [m33-meas]/[KA001260] `muls.n` (flag setting) takes 2 cycles; other multiplies issue in
         // one (results after two, see `stall_after`).
@@ -302,6 +304,17 @@ mod tests {
         assert_eq!((b.fall_through, b.taken_extra), (3, 1));
         // adds.w r0, r0, r4 (no shift); bne: 1 + 1.
         assert_eq!(block(&[0xeb10, 0x0004, 0xd1fe]).fall_through, 2);
+    }
+
+    /// [m33-meas] a flag-setting instruction with a shifted constant takes 2 cycles; `movs.w` of
+    /// any constant 1 ("`movs.w` (any type) are unaffected").
+    #[test]
+    fn flag_setting_shifted_constants() {
+        let m = Model::new(Core::CortexM33);
+        let block = |hw: &[u16]| m.block(&decode(hw)).fall_through;
+        assert_eq!(block(&[0xf511, 0x5080]), 2); // adds.w r0, r1, #4096
+        assert_eq!(block(&[0xf501, 0x5080]), 1); // add.w r0, r1, #4096 (no flags)
+        assert_eq!(block(&[0xf45f, 0x5080]), 1); // movs.w r0, #4096
     }
 
     /// [m33-meas] "`pop {lr}, bx lr` is 1-2 cycles faster than `pop {pc}`, when additional
