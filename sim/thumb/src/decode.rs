@@ -700,9 +700,17 @@ impl Decoder {
                 set(&mut writes, g);
             }
         }
-        // Registers in operands that capstone's access lists may miss: register-shifted operands
-        // and address registers.
-        for o in &ops {
+        // Registers in operands that capstone's access lists may miss: register-shifted operands,
+        // address registers, and source registers capstone gives no access for (Rm of
+        // UXTAB/SXTAH and the other extend-and-adds, Rn of SSAT/USAT, Rm of PKHBT/PKHTB).
+        for (i, o) in ops.iter().enumerate() {
+            if let ArmOperandType::Reg(r) = &o.op_type
+                && i > 0
+                && o.access.is_none()
+                && let Some(g) = gpr(*r)
+            {
+                set(&mut reads, g);
+            }
             match &o.shift {
                 ArmShift::AsrReg(r)
                 | ArmShift::LslReg(r)

@@ -338,3 +338,24 @@ fn usable_from_several_threads() {
         }
     });
 }
+
+/// Source registers capstone reports without an access type are still reads: Rm of the
+/// extend-and-adds, the source of SSAT/USAT, Rm of PKHBT/PKHTB. A timing model that missed them
+/// would price `uxtab r0, r1, r2` as independent of the instruction that wrote r2.
+#[test]
+fn sources_without_an_access_type_are_reads() {
+    let r0_r1_r2 = (RegSet(0b110), RegSet(0b001));
+    for (hws, name) in [
+        ([0xfa51, 0xf082], "uxtab r0, r1, r2"),
+        ([0xfa01, 0xf092], "sxtah r0, r1, r2, ror #8"),
+        ([0xeac1, 0x4002], "pkhbt r0, r1, r2, lsl #16"),
+        ([0xeac1, 0x4022], "pkhtb r0, r1, r2, asr #16"),
+    ] {
+        let i = d(0, &hws);
+        assert_eq!((i.reads, i.writes), r0_r1_r2, "{name}");
+    }
+    for (hws, name) in [([0xf301, 0x0007], "ssat r0, #8, r1"), ([0xf3a1, 0x0008], "usat16 r0, #8, r1")] {
+        let i = d(0, &hws);
+        assert_eq!((i.reads, i.writes), (RegSet(0b010), RegSet(0b001)), "{name}");
+    }
+}

@@ -20,7 +20,7 @@ use mcubench_thumb::{Class, Flow, FpClass, Insn, PC, RegSet};
 use crate::Pipe;
 use crate::fetch::{literal_wait, refill};
 use crate::insn::{
-    accumulator, address_uses, conditional_branch, sets_flags, shifted_constant, shifted_register, writes_pc,
+    accumulator, address_uses, conditional_branch, register, sets_flags, shifted_constant, shifted_register, writes_pc,
 };
 use crate::params::Params;
 
@@ -237,7 +237,7 @@ fn stall_after(prev: &Insn, insn: &Insn) -> u32 {
     if insn.mem.is_some_and(|m| m.store) && !address_uses(insn, results) {
         return 0;
     }
-    let to_accumulator = accumulator(insn).is_some_and(|acc| results.0 & !acc.0 == 0);
+    let to_accumulator = accumulated(insn).is_some_and(|acc| results.0 & !acc.0 == 0);
     match prev.class {
         // "load to use latency is 2 cycles"; "load result can be consumed as MAC accumulate
         // dependency in 1 cycle"; a register branch waits one more ([`LOAD_TO_BRANCH`]).
@@ -248,19 +248,36 @@ fn stall_after(prev: &Insn, insn: &Insn) -> u32 {
         // "multiply accumulates have 2 cycle result latency, accumulate dependency can be chained
         // from previous MAC, `*xta*` or operand2 (shifted reg/constant) insns".
         Class::Mul | Class::MulAcc | Class::MulLong | Class::MulAccLong => u32::from(!to_accumulator),
+        // "`{u,x}xta{b,h,b16}` have 2 cycle result latency, accumulate dependency can be chained
+        // like in multiply accumulates" (into the next one's addend or a MAC's accumulator).
+        Class::Dsp if extend_and_add(prev) => u32::from(!to_accumulator),
         // "DSP and SIMD instructions have 2 cycle result latency (no chaining from accumulator
         // stage)".
         Class::Dsp => 1,
-        // "result latency of operand2 shifted reg/constant instructions is 2 cycles"; "{u,s}xta*
-        // have 2 cycle result latency".
-        Class::Alu if operand2_shifted_register(prev) || shifted_constant(prev) || prev.mnemonic.contains("xta") => {
-            u32::from(!to_accumulator)
-        }
+        // "result latency of operand2 shifted reg/constant instructions is 2 cycles".
+        Class::Alu if operand2_shifted_register(prev) || shifted_constant(prev) => u32::from(!to_accumulator),
         // "`vmov` of one S register to one GPR takes 1 cycle, it has 2 cycles of result latency"
         // (the two-register form has 1).
         Class::Fp(FpClass::MoveCore) => 1,
         _ => 0,
     }
+}
+
+/// UXTAB/UXTAH/SXTAB/SXTAH and their `b16` forms: an extend, then an add to Rn in the
+/// accumulate stage.
+fn extend_and_add(insn: &Insn) -> bool {
+    ["uxta", "sxta"].iter().any(|m| insn.mnemonic.starts_with(m))
+}
+
+/// The registers `insn` takes late, in its accumulate stage, where a result that can be chained
+/// arrives in time: a MAC's accumulator ([`accumulator`]), and the addend Rn of an extend-and-add
+/// (`uxtab r0, r0, r1`).
+fn accumulated(insn: &Insn) -> Option<RegSet> {
+    if extend_and_add(insn) {
+        let rn = insn.operands.split(',').nth(1).and_then(|r| register(r.trim()))?;
+        return Some(RegSet(1 << rn));
+    }
+    accumulator(insn)
 }
 
 /// Whether an FP instruction writes a core register (VMOV to core registers).
@@ -315,6 +332,22 @@ mod tests {
         assert_eq!(block(&[0xf511, 0x5080]), 2); // adds.w r0, r1, #4096
         assert_eq!(block(&[0xf501, 0x5080]), 1); // add.w r0, r1, #4096 (no flags)
         assert_eq!(block(&[0xf45f, 0x5080]), 1); // movs.w r0, #4096
+    }
+
+    /// [m33-meas] extend-and-add results chain into the next one's addend and into a MAC's
+    /// accumulator without a stall; used anywhere else they wait a cycle (result latency 2).
+    #[test]
+    fn extend_and_add_chains_through_the_accumulate_stage() {
+        let m = Model::new(Core::CortexM33);
+        let block = |hw: &[u16]| m.block(&decode(hw)).fall_through;
+        let uxtab_r0_r0_r1 = [0xfa50, 0xf081];
+        assert_eq!(block(&[&uxtab_r0_r0_r1[..], &[0xfa50, 0xf082]].concat()), 2); // uxtab r0, r0, r2
+        assert_eq!(block(&[&uxtab_r0_r0_r1[..], &[0xfa51, 0xf280]].concat()), 3); // uxtab r2, r1, r0
+        assert_eq!(block(&[&uxtab_r0_r0_r1[..], &[0xfb03, 0x0204]].concat()), 2); // mla r2, r3, r4, r0
+        assert_eq!(block(&[&uxtab_r0_r0_r1[..], &[0xfb00, 0x5204]].concat()), 3); // mla r2, r0, r4, r5
+        // A SIMD result does not chain ("no chaining from accumulator stage"): uadd8 r0, r0, r1;
+        // uxtab r0, r0, r2 waits.
+        assert_eq!(block(&[0xfa80, 0xf041, 0xfa50, 0xf082]), 3);
     }
 
     /// [m33-meas] "`pop {lr}, bx lr` is 1-2 cycles faster than `pop {pc}`, when additional
