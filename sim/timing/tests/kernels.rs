@@ -148,13 +148,12 @@ fn speculative_branch_fetch_takes_a_fetch_slot() {
 #[test]
 fn tbb_switch_matches_the_trm() {
     let k = assemble("armv7m.S", "cortex-m4", &[], Arch::V7EM, false);
+    let body = [("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")];
     for core in [Core::CortexM3, Core::CortexM4] {
-        let body = [("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")];
         assert_eq!(k.price(&Model::new(core), "k_tbb", &body), 904, "{core:?}");
     }
     // The M33: setup 2, tbb 3 + P (the loaded offset waits as a loaded PC does), subs 1, bne.w
     // 1 (+P taken; 32-bit, so no pair), exit 2: 2 + 99×7 + 6 + 2 = 703 (2 + P for TBB: 604).
-    let body = [("k_tbb_loop", "k_tbb_table"), ("k_tbb_case", "k_tbb_exit")];
     assert_eq!(k.price(&Model::new(Core::CortexM33), "k_tbb", &body), 703);
 }
 
