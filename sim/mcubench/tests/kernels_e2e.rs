@@ -88,12 +88,14 @@ fn check(elf: &str, board: &str, names: &[&str], expected: &[u64]) {
 /// entry 16 + 3 + exit 11 + 3 = 37.
 /// k_wide, k_wide_aligned and k_stld are the fetch-alignment and store-then-load rules
 /// (sim/timing/kernels/armv7m.S): a loop of three straddling 32-bit instructions entered by a
-/// branch to a straddling target (802) vs the same loop word aligned (603). k_bxr, k_cbz, k_call
+/// branch to a straddling target (802) vs the same loop word aligned (603); k_wide_load a
+/// straddling load followed by three straddling adds, which pays the run's cycle and the load's
+/// (1103). k_bxr, k_cbz, k_call
 /// and k_strwb (sim/timing/kernels/armv7m-refill.S) are the refill of execute-time branches
 /// (P = 2: BX Rm, CBZ, BX LR after LR is written, POP {pc}) and the late store bases; k_spec the
 /// fetch slot a not-taken conditional branch loses to its speculative target fetch (which also
 /// makes the 32-bit `bne.w` closing most kernels cost 2 when not taken).
-const ARMV7M: [&str; 16] = [
+const ARMV7M: [&str; 17] = [
     "k_delay",
     "k_loads",
     "k_chase",
@@ -110,6 +112,7 @@ const ARMV7M: [&str; 16] = [
     "k_call",
     "k_strwb",
     "k_spec",
+    "k_wide_load",
 ];
 
 #[test]
@@ -118,7 +121,7 @@ fn armv7m_kernels_on_the_cortex_m4() {
         "kernels-armv7m",
         "mps2-an386",
         &ARMV7M,
-        &[303, 703, 704, 1303, 603, 805, 904, 28, 802, 603, 703, 605, 604, 2110, 1304, 903],
+        &[303, 703, 704, 1303, 603, 805, 904, 28, 802, 603, 703, 605, 604, 2110, 1304, 903, 1103],
     );
 }
 
@@ -128,7 +131,7 @@ fn armv7m_kernels_on_the_cortex_m3() {
         "kernels-armv7m",
         "mps2-an385",
         &ARMV7M,
-        &[303, 703, 704, 1303, 603, 1704, 904, 28, 802, 603, 703, 605, 604, 2110, 1404, 903],
+        &[303, 703, 704, 1303, 603, 1704, 904, 28, 802, 603, 703, 605, 604, 2110, 1404, 903, 1103],
     );
 }
 
@@ -212,7 +215,7 @@ mod function_regions {
     use mcubench_timing::{Params, WaitStates};
 
     /// (kernel, loop body blocks as (from, to) labels; empty: `K_loop`..`K_exit`)
-    const KERNELS: [(&str, &[(&str, &str)]); 10] = [
+    const KERNELS: [(&str, &[(&str, &str)]); 11] = [
         ("k_delay", &[]),
         ("k_loads", &[]),
         ("k_chase", &[]),
@@ -223,6 +226,7 @@ mod function_regions {
         ("k_wide", &[]),
         ("k_wide_aligned", &[]),
         ("k_stld", &[]),
+        ("k_wide_load", &[]),
     ];
 
     fn run_functions(elf: &Path, board: &Board, names: &[&str], ws: &[WaitStates]) -> Results {
@@ -308,7 +312,11 @@ mod function_regions {
     #[test]
     fn kernel_calls_cost_their_trm_totals_and_the_static_price_with_wait_states() {
         let zero = cycles_per_kernel(&[]);
-        assert_eq!(zero, [303, 703, 704, 1303, 603, 805, 904, 802, 603, 703], "TRM totals at 0 WS, no marker overhead");
+        assert_eq!(
+            zero,
+            [303, 703, 704, 1303, 603, 805, 904, 802, 603, 703, 1103],
+            "TRM totals at 0 WS, no marker overhead"
+        );
         let ws = [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 0 }];
         let slow = cycles_per_kernel(&ws);
         let image = ElfImage::read(&common::c_firmware("kernels-armv7m")).unwrap();

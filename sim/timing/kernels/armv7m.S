@@ -204,6 +204,31 @@ k_wide_aligned_exit:
     bx lr
 k_wide_aligned_end:
 
+@ A multi-cycle instruction inside a straddling run arms the run's extra cycle again: the third
+@ straddling instruction after it pays one more (jnk0le/random@d8db9f9 "cortex_m3m4.md", citing
+@ IACR ePrint 2025/523: "multi-cycle instruction followed by three unaligned 32-bit
+@ instructions"). The loop starts at a halfword (three 16-bit setup instructions). setup: 3.
+@ body: ldr.w 2 (run 1) + add.w 1 + add.w 1 + 1 (the run's third) + add.w 1 + 1 (the third after
+@ the load) + subs 1 + bne 1 = 9 not taken; taken +P = 1 and +1 for the straddling target (the
+@ ldr.w): 11. exit: 2. M3 = M4 = 3 + 99×11 + 9 + 2 = 1103; without the load's rule 1003.
+    .global k_wide_load, k_wide_load_loop, k_wide_load_exit, k_wide_load_end
+    .balign 4
+    .thumb_func
+k_wide_load:
+    mov r2, sp
+    movs r0, #100
+    movs r1, #0
+k_wide_load_loop:
+    ldr.w r3, [r2, #4]
+    add.w r1, r1, #1
+    add.w r12, r12, #1
+    add.w r1, r1, #2
+    subs r0, #1
+    bne k_wide_load_loop
+k_wide_load_exit:
+    bx lr
+k_wide_load_end:
+
 @ A load after a store does not pipeline (jnk0le/random "cortex_m3m4.md", measured on STM32F103
 @ and STM32F407: "stores cannot be pipelined with following load instructions"); a store after
 @ a load does. setup: mov 1 + movs 1 = 2. body: str 1 + ldr 2 + str 1 + subs 1 + bne 1 (+1) =

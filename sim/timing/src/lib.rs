@@ -95,6 +95,9 @@ pub struct Context {
     pub unaligned_run: u8,
     /// Cortex-M3/M4: that run is stores only so far.
     pub unaligned_stores: bool,
+    /// Cortex-M3/M4: straddling 32-bit instructions since the last multi-cycle one in that run
+    /// (`None`: no multi-cycle one in the run; [`m3m4`]'s fetch rule).
+    pub after_multi: Option<u8>,
     /// Cortex-M3/M4: halfwords the prefetch unit has fetched ahead of the decoder ([`m3m4`]'s
     /// speculative-fetch rule; 0 after a taken branch).
     pub fetch_ahead: u8,
@@ -112,6 +115,7 @@ pub struct ContextKey {
     dual_issued: bool,
     unaligned_run: u8,
     unaligned_stores: bool,
+    after_multi: Option<u8>,
     fetch_ahead: u8,
     m7: m7::M7State,
     m33_branch_wait: m33::BranchWait,
@@ -126,6 +130,7 @@ impl Context {
             dual_issued: self.dual_issued,
             unaligned_run: self.unaligned_run,
             unaligned_stores: self.unaligned_stores,
+            after_multi: self.after_multi,
             fetch_ahead: self.fetch_ahead,
             m7: self.m7,
             m33_branch_wait: self.m33_branch_wait,
@@ -142,6 +147,8 @@ pub(crate) struct Pipe {
     pub unaligned_run: u8,
     /// See [`Context::unaligned_stores`].
     pub unaligned_stores: bool,
+    /// See [`Context::after_multi`].
+    pub after_multi: Option<u8>,
     /// See [`Context::fetch_ahead`].
     pub fetch_ahead: u8,
     /// Cortex-M7's register scoreboard.
@@ -232,6 +239,7 @@ impl Model {
             dual_issued: e.dual_issued,
             unaligned_run: e.unaligned_run,
             unaligned_stores: e.unaligned_stores,
+            after_multi: e.after_multi,
             fetch_ahead: e.fetch_ahead,
             m7: e.m7,
             m33_branch_wait: e.m33_branch_wait,
@@ -271,6 +279,7 @@ impl Model {
                 dual_issued: pipe.dual_issued,
                 unaligned_run: pipe.unaligned_run,
                 unaligned_stores: pipe.unaligned_stores,
+                after_multi: pipe.after_multi,
                 fetch_ahead: pipe.fetch_ahead,
                 m7: pipe.m7,
                 m33_branch_wait: pipe.m33_branch_wait,
