@@ -17,10 +17,10 @@ static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_ldm, k_mul,
 #elif defined(KERNELS_ARMV7M)
 void k_delay(void), k_loads(void), k_chase(void), k_ldm(void), k_branch(void), k_mac(void), k_tbb(void),
     k_svc(void), k_wide(void), k_wide_aligned(void), k_stld(void), k_bxr(void), k_cbz(void), k_call(void),
-    k_strwb(void), k_spec(void), k_wide_load(void);
-static void (*const kernels[])(void) = {k_empty, k_delay, k_loads, k_chase,        k_ldm,  k_branch, k_mac,
-                                        k_tbb,   k_svc,   k_wide,  k_wide_aligned, k_stld, k_bxr,    k_cbz,
-                                        k_call,  k_strwb, k_spec,  k_wide_load};
+    k_strwb(void), k_spec(void), k_wide_load(void), k_ldr_straddle(void), k_ldr_aligned(void);
+static void (*const kernels[])(void) = {
+    k_empty, k_delay, k_loads, k_chase, k_ldm, k_branch, k_mac, k_tbb, k_svc, k_wide,
+    k_wide_aligned, k_stld, k_bxr, k_cbz, k_call, k_strwb, k_spec, k_wide_load, k_ldr_straddle, k_ldr_aligned};
 #elif defined(KERNELS_ARMV8M)
 void k33_pair(void), k33_loads(void), k33_mul(void), k_svc(void), k33_flags(void), k33_extend(void), k33_return(void),
     k33_bxlr(void);

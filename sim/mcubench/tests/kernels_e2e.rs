@@ -90,12 +90,13 @@ fn check(elf: &str, board: &str, names: &[&str], expected: &[u64]) {
 /// (sim/timing/kernels/armv7m.S): a loop of three straddling 32-bit instructions entered by a
 /// branch to a straddling target (802) vs the same loop word aligned (603); k_wide_load a
 /// straddling load followed by three straddling adds, which pays the run's cycle and the load's
-/// (1103). k_bxr, k_cbz, k_call
-/// and k_strwb (sim/timing/kernels/armv7m-refill.S) are the refill of execute-time branches
+/// (1103); k_ldr_straddle a straddling `ldr.w` that does not pipeline behind the load before it
+/// (703) vs the same pair with the `ldr.w` word aligned (604). k_bxr, k_cbz, k_call and k_strwb
+/// (sim/timing/kernels/armv7m-refill.S) are the refill of execute-time branches
 /// (P = 2: BX Rm, CBZ, BX LR after LR is written, POP {pc}) and the late store bases; k_spec the
 /// fetch slot a not-taken conditional branch loses to its speculative target fetch (which also
 /// makes the 32-bit `bne.w` closing most kernels cost 2 when not taken).
-const ARMV7M: [&str; 17] = [
+const ARMV7M: [&str; 19] = [
     "k_delay",
     "k_loads",
     "k_chase",
@@ -113,6 +114,8 @@ const ARMV7M: [&str; 17] = [
     "k_strwb",
     "k_spec",
     "k_wide_load",
+    "k_ldr_straddle",
+    "k_ldr_aligned",
 ];
 
 #[test]
@@ -121,7 +124,7 @@ fn armv7m_kernels_on_the_cortex_m4() {
         "kernels-armv7m",
         "mps2-an386",
         &ARMV7M,
-        &[303, 703, 704, 1303, 603, 805, 904, 28, 802, 603, 703, 605, 604, 2110, 1304, 903, 1103],
+        &[303, 703, 704, 1303, 603, 805, 904, 28, 802, 603, 703, 605, 604, 2110, 1304, 903, 1103, 703, 604],
     );
 }
 
@@ -131,7 +134,7 @@ fn armv7m_kernels_on_the_cortex_m3() {
         "kernels-armv7m",
         "mps2-an385",
         &ARMV7M,
-        &[303, 703, 704, 1303, 603, 1704, 904, 28, 802, 603, 703, 605, 604, 2110, 1404, 903, 1103],
+        &[303, 703, 704, 1303, 603, 1704, 904, 28, 802, 603, 703, 605, 604, 2110, 1404, 903, 1103, 703, 604],
     );
 }
 
@@ -215,7 +218,7 @@ mod function_regions {
     use mcubench_timing::{Params, WaitStates};
 
     /// (kernel, loop body blocks as (from, to) labels; empty: `K_loop`..`K_exit`)
-    const KERNELS: [(&str, &[(&str, &str)]); 11] = [
+    const KERNELS: [(&str, &[(&str, &str)]); 13] = [
         ("k_delay", &[]),
         ("k_loads", &[]),
         ("k_chase", &[]),
@@ -227,6 +230,8 @@ mod function_regions {
         ("k_wide_aligned", &[]),
         ("k_stld", &[]),
         ("k_wide_load", &[]),
+        ("k_ldr_straddle", &[]),
+        ("k_ldr_aligned", &[]),
     ];
 
     fn run_functions(elf: &Path, board: &Board, names: &[&str], ws: &[WaitStates]) -> Results {
@@ -314,7 +319,7 @@ mod function_regions {
         let zero = cycles_per_kernel(&[]);
         assert_eq!(
             zero,
-            [303, 703, 704, 1303, 603, 805, 904, 802, 603, 703, 1103],
+            [303, 703, 704, 1303, 603, 805, 904, 802, 603, 703, 1103, 703, 604],
             "TRM totals at 0 WS, no marker overhead"
         );
         let ws = [WaitStates { start: 0, end: 0x40_0000, fetch: 1, data: 0 }];

@@ -229,6 +229,45 @@ k_wide_load_exit:
     bx lr
 k_wide_load_end:
 
+@ A 32-bit load that straddles fetch words (starts at a halfword) does not pipeline behind the
+@ load before it (jnk0le/random "cortex_m3m4.md", STM32F103/F407: "32bit opcode loads (ldr.w,
+@ ldrb.w) may fail to pipeline correctly if they are not positioned at word aligned
+@ boundaries"). k_ldr_straddle's loop starts at a word, so its ldr.w is at a halfword. setup:
+@ mov 1 + movs 1 = 2. body: ldr 2 + ldr.w 2 (1 if it pipelined) + subs 1 + bne 1 (+P = 1) = 7
+@ taken, 6 not. exit: 2. M3 = M4 = 2 + 99×7 + 6 + 2 = 703; without the rule 603.
+    .global k_ldr_straddle, k_ldr_straddle_loop, k_ldr_straddle_exit, k_ldr_straddle_end
+    .balign 4
+    .thumb_func
+k_ldr_straddle:
+    mov r2, sp
+    movs r0, #100
+k_ldr_straddle_loop:
+    ldr r3, [r2]
+    ldr.w r1, [r2, #4]
+    subs r0, #1
+    bne k_ldr_straddle_loop
+k_ldr_straddle_exit:
+    bx lr
+k_ldr_straddle_end:
+
+@ The same loop with the ldr.w word aligned (one more 16-bit setup instruction): it pipelines.
+@ setup 3. body: 2 + 1 + 1 + 1 (+1) = 6 taken, 5 not. M3 = M4 = 3 + 99×6 + 5 + 2 = 604.
+    .global k_ldr_aligned, k_ldr_aligned_loop, k_ldr_aligned_exit, k_ldr_aligned_end
+    .balign 4
+    .thumb_func
+k_ldr_aligned:
+    mov r2, sp
+    movs r0, #100
+    movs r1, #0
+k_ldr_aligned_loop:
+    ldr r3, [r2]
+    ldr.w r1, [r2, #4]
+    subs r0, #1
+    bne k_ldr_aligned_loop
+k_ldr_aligned_exit:
+    bx lr
+k_ldr_aligned_end:
+
 @ A load after a store does not pipeline (jnk0le/random "cortex_m3m4.md", measured on STM32F103
 @ and STM32F407: "stores cannot be pipelined with following load instructions"); a store after
 @ a load does. setup: mov 1 + movs 1 = 2. body: str 1 + ldr 2 + str 1 + subs 1 + bne 1 (+1) =

@@ -321,6 +321,14 @@ fn pipelines_after(core: Core, prev: Option<&Insn>, insn: &Insn) -> bool {
     if is_load && matches!(prev.class, Class::Store { .. }) {
         return false;
     }
+    // [jnk0le] "32bit opcode loads (`ldr.w`, `ldrb.w`) may fail to pipeline correctly if they
+    // are not positioned at word aligned boundaries" (M3 and M4): a straddling load needs two
+    // fetch words before it decodes, too late to overlap its address phase with the previous
+    // access's data phase. Read as never pipelining: the source gives no condition under which
+    // it still does.
+    if is_load && unaligned_wide(insn) {
+        return false;
+    }
     // [jnk0le] "[cm3] only first load in a chain can be pre or post indexed mode": on the M3 a
     // writeback load never pipelines behind a load. (On the M4 only the same base register,
     // which the address check below already catches: the base was just written back.)
@@ -455,6 +463,34 @@ mod tests {
         assert_eq!(m.block(&insns(0x100, &[0x6853, 0x6811])).fall_through, 3);
         // str r1, [r2]; ldmia r2, {r3, r4}: 1 + (1 + 2 + 1)
         assert_eq!(m.block(&insns(0x100, &[0x6011, 0xca18])).fall_through, 5);
+    }
+
+    /// [jnk0le]: a 32-bit load at a halfword does not pipeline behind the load before it; word
+    /// aligned it does. Across a block cut too (the previous instruction is carried).
+    #[test]
+    fn straddling_wide_load_does_not_pipeline() {
+        let ldr = [0x6813]; // ldr r3, [r2]
+        let wide = [0xf8d2, 0x1004]; // ldr.w r1, [r2, #4]
+        let vldr = [0xed92, 0x0a01]; // vldr s0, [r2, #4]
+        for core in [Core::CortexM3, Core::CortexM4] {
+            let m = Model::new(core);
+            // At 0x100 the ldr.w starts at 0x102 (straddles): 2 + 2; at 0x102 it is aligned: 2 + 1.
+            let pair = [&ldr[..], &wide].concat();
+            assert_eq!(m.block(&insns(0x100, &pair)).fall_through, 4, "{core:?}");
+            assert_eq!(m.block(&insns(0x102, &pair)).fall_through, 3, "{core:?}");
+            let all = insns(0x100, &pair);
+            let (a, exit) = m.block_after(None, &all[..1]);
+            let (b, _) = m.block_after(exit.as_ref(), &all[1..]);
+            assert_eq!(a.fall_through + b.fall_through, 4, "cut, {core:?}");
+        }
+        // A VLDR is a 32-bit load too (M4F).
+        let fp = |addr| {
+            let bytes: Vec<u8> = [&ldr[..], &vldr].concat().iter().flat_map(|h| h.to_le_bytes()).collect();
+            Decoder::new(mcubench_thumb::Arch::V7EM, true).unwrap().decode_block(addr, &bytes).0
+        };
+        let m = Model::new(Core::CortexM4);
+        assert_eq!(m.block(&fp(0x100)).fall_through, 4);
+        assert_eq!(m.block(&fp(0x102)).fall_through, 3);
     }
 
     /// Cortex-M3 TRM Table 15-3: decode-time branches pay P = 1, execute-time ones P = 2; §3.3.2:

@@ -94,6 +94,8 @@ impl Kernels {
 #[case("k_wide", 802, 802, 602)]
 #[case("k_wide_aligned", 603, 603, 602)]
 #[case("k_wide_load", 1103, 1103, 704)]
+#[case("k_ldr_straddle", 703, 703, 503)]
+#[case("k_ldr_aligned", 604, 604, 504)]
 #[case("k_stld", 703, 703, 603)]
 fn armv7m_kernels_match_the_trm(#[case] kernel: &str, #[case] m4: u64, #[case] m3: u64, #[case] m33: u64) {
     let k = assemble("armv7m.S", "cortex-m4", &[], Arch::V7EM, false);
