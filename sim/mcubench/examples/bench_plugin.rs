@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use mcubench::build::{self, CargoFirmware};
 use mcubench::exec::plugin;
+use mcubench::exec::qemu::ProcessEnd;
 use mcubench::exec::{self, Launch};
 use mcubench::judge::protocol::Transcript;
-use mcubench::exec::qemu::ProcessEnd;
 use mcubench::{Board, Scenario};
 use mcubench_elf::ElfImage;
 use mcubench_wire::PluginArgs;
@@ -39,7 +39,9 @@ fn main() {
     .unwrap();
     let board: &Board = scenario.boards[0];
     let profile = &scenario.profiles[0];
-    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else {
+        unreachable!()
+    };
     eprintln!("building firmware/bench for {} and the plugin ...", board.name);
     let root = build::target_directory(package_dir).unwrap();
     let elf = build::build(&CargoFirmware { package_dir, bin, features }, &root, board, profile).unwrap();
@@ -74,7 +76,9 @@ fn main() {
             let _ = std::fs::remove_file(&out);
             let cpu_before = children_cpu();
             let start = Instant::now();
-            let run = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(option).contained(false)).map(|e| e.run).unwrap();
+            let run = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(option).contained(false))
+                .map(|e| e.run)
+                .unwrap();
             let wall = start.elapsed();
             assert_eq!(run.end, ProcessEnd::Exited(0), "{}\n{}", run.command, run.stderr);
             let t = Transcript::parse(&run.stdout).unwrap();

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use mcubench::Board;
 use mcubench::exec::{self, Launch};
 
-
 fn board() -> &'static Board {
     Board::find("mps2-an386").expect("known board")
 }
@@ -35,7 +34,10 @@ fn main() {
             assert!(run.events.is_empty(), "{:?}", run.events);
             run.run.stdout
         } else {
-            exec::execute(&Launch::new(board(), &elf, timeout).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap().stdout
+            exec::execute(&Launch::new(board(), &elf, timeout).with_plugin(Some(&option)).contained(false))
+                .map(|e| e.run)
+                .unwrap()
+                .stdout
         };
         (stdout, std::fs::read_to_string(&out).unwrap(), started.elapsed())
     };

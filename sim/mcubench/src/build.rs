@@ -53,9 +53,13 @@ pub enum BuildError {
     /// A failure already described (the same build command, shared by several cells).
     #[error("{0}")]
     Reported(String),
-    #[error("the build command `{command}` ran, but the ELF `{elf}` it should leave does not exist; check `firmware.elf`")]
+    #[error(
+        "the build command `{command}` ran, but the ELF `{elf}` it should leave does not exist; check `firmware.elf`"
+    )]
     NoElf { command: String, elf: PathBuf },
-    #[error("`{elf}` does not exist (`firmware.elf` for this cell; paths are relative to the scenario file's directory)")]
+    #[error(
+        "`{elf}` does not exist (`firmware.elf` for this cell; paths are relative to the scenario file's directory)"
+    )]
     MissingElf { elf: PathBuf },
 }
 
@@ -70,10 +74,18 @@ pub struct CargoFirmware<'a> {
 /// Where a scenario's ELF for a board × profile comes from: built with cargo, or given.
 #[derive(Debug)]
 pub enum ElfSource<'a> {
-    Cargo { firmware: CargoFirmware<'a>, target_root: PathBuf },
+    Cargo {
+        firmware: CargoFirmware<'a>,
+        target_root: PathBuf,
+    },
     Prebuilt(&'a Path),
     /// A build command and ELF path over the matrix variables; each distinct command runs once.
-    Template { dir: &'a Path, command: Option<&'a str>, elf: &'a str, ran: Mutex<BTreeMap<String, Result<(), String>>> },
+    Template {
+        dir: &'a Path,
+        command: Option<&'a str>,
+        elf: &'a str,
+        ran: Mutex<BTreeMap<String, Result<(), String>>>,
+    },
 }
 
 impl<'a> ElfSource<'a> {
@@ -206,11 +218,11 @@ pub fn build(
     features.extend(profile.features.iter().map(String::as_str));
     let settings = format!("{features:?} {:?} {:?}", profile.cfg, profile.opt_level);
     let cfg = format!("{:?}", profile.cfg);
-    let target_dir =
-        target_root.join("mcubench").join(format!("{}-{:08x}", board.layout.name, fnv1a(cfg.as_bytes())));
+    let target_dir = target_root.join("mcubench").join(format!("{}-{:08x}", board.layout.name, fnv1a(cfg.as_bytes())));
     std::fs::create_dir_all(&target_dir).map_err(|source| BuildError::Write { path: target_dir.clone(), source })?;
     let lock_path = target_dir.join("mcubench-build.lock");
-    let lock = std::fs::File::create(&lock_path).map_err(|source| BuildError::Write { path: lock_path.clone(), source })?;
+    let lock =
+        std::fs::File::create(&lock_path).map_err(|source| BuildError::Write { path: lock_path.clone(), source })?;
     lock.lock().map_err(|source| BuildError::Lock { path: lock_path.clone(), source })?;
     let memory_x = target_dir.join("memory.x");
     write_if_changed(&memory_x, board.layout.memory_x().as_bytes())

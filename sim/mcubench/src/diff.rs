@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::config::scenario::{Limit, Regressions};
 use crate::gate::BudgetStatus;
+use crate::judge::verdict::Outcome;
 use crate::report::MetricValue;
 use crate::report::{CellReport, RunReport};
-use crate::config::scenario::{Limit, Regressions};
-use crate::judge::verdict::Outcome;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {

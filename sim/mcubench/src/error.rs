@@ -52,4 +52,3 @@ impl From<crate::config::vectors::VectorError> for Error {
         Error::Input(e.to_string())
     }
 }
-

@@ -251,7 +251,10 @@ pub type PerByte = (Option<u64>, Option<u64>);
 /// Checks the cycles-per-byte limits (`budgets.cpb`); `lookup(name)` finds the KAT or function
 /// region of that name. Exact in integers: the limit holds when cycles <= limit x bytes, and the
 /// reported actual is cycles / bytes rounded up.
-pub fn check_cpb(limits: &indexmap::IndexMap<String, u64>, lookup: &dyn Fn(&str) -> Option<PerByte>) -> Vec<BudgetCheck> {
+pub fn check_cpb(
+    limits: &indexmap::IndexMap<String, u64>,
+    lookup: &dyn Fn(&str) -> Option<PerByte>,
+) -> Vec<BudgetCheck> {
     limits
         .iter()
         .map(|(name, &limit)| {
@@ -360,8 +363,7 @@ mod tests {
             "ed25519/sign" => Some((Some(100), None)),
             _ => None,
         };
-        let got: Vec<_> =
-            check_cpb(&limits, &lookup).iter().map(|c| (c.name(), c.actual, c.status)).collect();
+        let got: Vec<_> = check_cpb(&limits, &lookup).iter().map(|c| (c.name(), c.actual, c.status)).collect();
         assert_eq!(
             got,
             [
@@ -373,7 +375,10 @@ mod tests {
             ]
         );
         let c = check_cpb(&limits, &lookup);
-        assert_eq!(c[1].describe(), "cpb aes/1KiB 21 cycles/byte exceeds the budget of 20 cycles/byte by 1 cycles/byte");
+        assert_eq!(
+            c[1].describe(),
+            "cpb aes/1KiB 21 cycles/byte exceeds the budget of 20 cycles/byte by 1 cycles/byte"
+        );
         assert!(c[2].describe().contains("reported `bytes=`"), "{}", c[2].describe());
     }
 
@@ -385,7 +390,8 @@ mod tests {
     #[test]
     fn totals_and_recorded_metrics_are_budgeted_and_unmeasured_is_unknown() {
         use crate::report::MetricValue;
-        let mut b = RegionBudgets { cycles_total: Some(1000), instructions_total: Some(10), ..RegionBudgets::default() };
+        let mut b =
+            RegionBudgets { cycles_total: Some(1000), instructions_total: Some(10), ..RegionBudgets::default() };
         b.metrics.insert("sig_bytes".into(), 2420);
         b.metrics.insert("ratio".into(), 1);
         b.metrics.insert("missing".into(), 5);
@@ -422,8 +428,7 @@ mod tests {
             _ => None,
         };
         let totals = Totals { clock_hz: Some(320_000_000), ..Totals::default() };
-        let got: Vec<_> =
-            check_regions(&b, &lookup, totals).iter().map(|c| (c.name(), c.actual, c.status)).collect();
+        let got: Vec<_> = check_regions(&b, &lookup, totals).iter().map(|c| (c.name(), c.actual, c.status)).collect();
         assert_eq!(
             got,
             [

@@ -42,7 +42,7 @@ pub mod report;
 pub mod shard;
 
 pub use config::board::{BOARDS, Board};
-pub use error::Error;
 pub use config::scenario::Scenario;
+pub use error::Error;
 pub use pipeline::{RunOptions, run_scenario};
 pub use report::{RunReport, Status};

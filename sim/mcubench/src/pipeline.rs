@@ -4,30 +4,30 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use mcubench_elf::{ElfImage, MemoryReport};
 use mcubench_wire::{PluginArgs, Results};
 
-use crate::config::board::Board;
 use crate::build::ElfSource;
-use crate::gate::{self, Measured};
+use crate::config::board::Board;
 use crate::exec::plugin;
-use crate::judge::console;
-use crate::judge::protocol::Transcript;
 use crate::exec::scratch::ScratchDir;
 use crate::exec::version::QemuInfo;
 use crate::exec::{self, Launch};
+use crate::gate::{self, Measured};
+use crate::judge::console;
+use crate::judge::protocol::Transcript;
 use sha2::{Digest, Sha256};
 
+use crate::config::scenario::{Profile, RegionSpec, Scenario, StackStaticBudget};
+use crate::judge::verdict::{self, Outcome, Verdict};
 use crate::report::{
     self, CellReport, CountSource, KatReport, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
 };
-use crate::config::scenario::{Profile, RegionSpec, Scenario, StackStaticBudget};
 use crate::shard::Shard;
 use mcubench_stack::annotations::Ignored;
-use crate::judge::verdict::{self, Outcome, Verdict};
 
 /// How many symbols the memory report lists.
 pub const TOP_SYMBOLS: usize = 10;

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcubench::Board;
-use mcubench::exec::{self, Launch};
 use mcubench::exec::Execution;
-use mcubench::judge::protocol::Transcript;
 use mcubench::exec::qemu::{self, OUTPUT_LIMIT, ProcessEnd};
+use mcubench::exec::{self, Launch};
+use mcubench::judge::protocol::Transcript;
 use mcubench::judge::verdict::{Outcome, Verdict};
 
 /// Every attack but the hang ends by itself within a second of QEMU time; the timeout only bounds
@@ -56,7 +56,9 @@ fn run(elf: &Path, timeout: Duration) -> Outcome3 {
     let elapsed = started.elapsed();
     println!("{}: {elapsed:?}", elf.file_name().unwrap().display());
     let transcript = Transcript::parse(&run.run.stdout);
-    let verdict = mcubench::judge::verdict::judge(&run, transcript.as_ref(), None, timeout.as_secs_f64(), &|pc| format!("f@{pc:x}"));
+    let verdict = mcubench::judge::verdict::judge(&run, transcript.as_ref(), None, timeout.as_secs_f64(), &|pc| {
+        format!("f@{pc:x}")
+    });
     assert!(elapsed <= timeout + Duration::from_secs(5), "took {elapsed:?} (timeout {timeout:?}): {}", verdict.message);
     assert!(run.start_error.is_none(), "{:?}", run.start_error);
     Outcome3 { run, verdict, elapsed }
@@ -264,8 +266,12 @@ fn kat_counts_are_the_same_as_with_the_native_runner() {
             };
             args.to_option(&so)
         };
-        let native = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("native"))).contained(false)).map(|e| e.run).unwrap();
-        let contained = exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("contained")))).unwrap();
+        let native =
+            exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("native"))).contained(false))
+                .map(|e| e.run)
+                .unwrap();
+        let contained =
+            exec::execute(&Launch::new(board, &elf, timeout).with_plugin(Some(&option("contained")))).unwrap();
         let (n, c) = (Transcript::parse(&native.stdout).unwrap(), Transcript::parse(&contained.run.stdout).unwrap());
         let kats = |t: &Transcript| t.kats().map(|k| (k.id.clone(), k.out.clone(), k.region)).collect::<Vec<_>>();
         assert!(!kats(&n).is_empty(), "{}", native.stdout);
@@ -360,7 +366,10 @@ fn a_qemu_that_never_starts_the_guest_is_a_setup_error() {
     assert!(started.elapsed() < timeout + Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(run.run.end, ProcessEnd::TimedOut);
     assert!(run.events.is_empty(), "{:?}", run.events);
-    let verdict = mcubench::judge::verdict::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), None, 2.0, &|pc| format!("{pc:x}"));
+    let verdict =
+        mcubench::judge::verdict::judge(&run, Transcript::parse(&run.run.stdout).as_ref(), None, 2.0, &|pc| {
+            format!("{pc:x}")
+        });
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);
     assert!(verdict.message.contains("QEMU never started the guest"), "{}", verdict.message);
 }

@@ -101,10 +101,15 @@ fn a_guest_sys_open_of_the_same_path_is_still_blamed() {
     let events: Vec<String> = execution.events.iter().map(|e| e.to_string()).collect();
     assert_eq!(events, [format!("firmware attempted SYS_OPEN(`{OVERCOMMIT}`, read): refused (EACCES)")]);
     // And `profile` refuses to profile it, naming the attempt.
-    let error =
-        mcubench::profile::profile(board(), &common::c_firmware("newlib-calltree-open"), Duration::from_secs(30), true, &Default::default())
-            .unwrap_err()
-            .to_string();
+    let error = mcubench::profile::profile(
+        board(),
+        &common::c_firmware("newlib-calltree-open"),
+        Duration::from_secs(30),
+        true,
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(error.contains(&events[0]) && error.matches("firmware attempted").count() == 1, "{error}");
 }
 

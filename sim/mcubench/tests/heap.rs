@@ -14,8 +14,8 @@ mod common;
 
 use std::process::Output;
 
-use mcubench::report::{CellReport, RunReport};
 use mcubench::judge::verdict::Outcome;
+use mcubench::report::{CellReport, RunReport};
 
 const PER_BLOCK_OVERHEAD: u32 = 16;
 

@@ -9,8 +9,8 @@
 mod common;
 
 use mcubench::Scenario;
-use mcubench::report::CellReport;
 use mcubench::judge::verdict::Outcome;
+use mcubench::report::CellReport;
 use rstest::rstest;
 use serde::Serialize;
 
@@ -114,7 +114,9 @@ fn a_profile_cfg_reaches_rustc_on_every_target(
     let size = scenario.profiles.iter().find(|p| p.name == "size").unwrap();
     assert!(!size.cfg.is_empty(), "kat.yaml's size profile sets the compact cfg");
     let without = mcubench::config::scenario::Profile { name: "size-no-cfg".into(), cfg: vec![], ..size.clone() };
-    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else {
+        unreachable!()
+    };
     let fw = mcubench::build::CargoFirmware { package_dir, bin, features };
     let root = mcubench::build::target_directory(package_dir).unwrap();
     let flash = |p: &mcubench::config::scenario::Profile| {

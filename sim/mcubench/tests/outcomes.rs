@@ -10,10 +10,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use mcubench::judge::verdict::Outcome;
-use mcubench::exec::{self, Launch};
 use mcubench::Board;
 use mcubench::exec::qemu;
+use mcubench::exec::{self, Launch};
+use mcubench::judge::verdict::Outcome;
 
 fn misbehave(bin: &str, board: &str) -> String {
     format!(
@@ -74,7 +74,13 @@ fn a_lockup_is_a_fault() {
 fn a_missing_qemu_is_a_setup_error_that_says_what_to_install() {
     let elf = common::c_firmware("kat-crc32");
     let board = Board::find("mps2-an386").unwrap();
-    let err = exec::execute(&Launch::new(board, &elf, Duration::from_secs(5)).with_qemu("/nonexistent/qemu-system-arm".as_ref()).contained(false)).map(|e| e.run).unwrap_err();
+    let err = exec::execute(
+        &Launch::new(board, &elf, Duration::from_secs(5))
+            .with_qemu("/nonexistent/qemu-system-arm".as_ref())
+            .contained(false),
+    )
+    .map(|e| e.run)
+    .unwrap_err();
     assert!(matches!(err, qemu::QemuError::NotFound), "{err}");
     assert!(err.to_string().contains("ci/setup.sh"), "{err}");
 }
@@ -159,7 +165,8 @@ fn an_elf_without_code_is_a_setup_error() {
 fn a_cpu_the_machine_does_not_have_is_a_setup_error() {
     let elf = common::c_firmware("kat-crc32");
     let wrong = Board { qemu_cpu: "cortex-m3", ..*Board::find("mps2-an386").unwrap() };
-    let run = exec::execute(&Launch::new(&wrong, &elf, Duration::from_secs(10)).contained(false)).map(|e| e.run).unwrap();
+    let run =
+        exec::execute(&Launch::new(&wrong, &elf, Duration::from_secs(10)).contained(false)).map(|e| e.run).unwrap();
     let transcript = mcubench::judge::protocol::Transcript::parse(&run.stdout);
     let verdict = mcubench::judge::verdict::judge_run(&run, transcript.as_ref(), None, 10.0, &|_| String::new());
     assert_eq!(verdict.outcome, Outcome::SetupError, "{}", verdict.message);

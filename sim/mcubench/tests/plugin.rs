@@ -11,8 +11,8 @@ use std::time::Duration;
 use mcubench::exec::plugin;
 use mcubench::exec::qemu::ProcessEnd;
 use mcubench::exec::{self, Launch};
-use mcubench::report::{CountSource, RunReport};
 use mcubench::judge::verdict::Outcome;
+use mcubench::report::{CountSource, RunReport};
 use mcubench::{RunOptions, Scenario, run_scenario};
 use mcubench_elf::ElfImage;
 use mcubench_wire::PluginArgs;
@@ -87,7 +87,9 @@ fn counts_are_deterministic_alone_and_in_parallel() {
 /// The Rust KAT firmware's ELF for one board and profile of `scenarios/kat.yaml`.
 fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench::Board) {
     let scenario = kat_scenario(board, profile);
-    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else { unreachable!() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &scenario.firmware else {
+        unreachable!()
+    };
     let root = mcubench::build::target_directory(package_dir).unwrap();
     let firmware = mcubench::build::CargoFirmware { package_dir, bin, features };
     (mcubench::build::build(&firmware, &root, scenario.boards[0], &scenario.profiles[0]).unwrap(), scenario.boards[0])
@@ -103,7 +105,10 @@ fn every_kat_region_runs_once_and_the_results_file_is_complete() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
     let option = PluginArgs { markers: Some(markers), ..PluginArgs::new(&out) }.to_option(&so);
-    let run = exec::execute(&Launch::new(board, &elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
+    let run =
+        exec::execute(&Launch::new(board, &elf, Duration::from_secs(20)).with_plugin(Some(&option)).contained(false))
+            .map(|e| e.run)
+            .unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(0), "{}", run.stderr);
     let r = plugin::read_results(&out).unwrap();
     assert!(r.errors.is_empty() && r.open.is_empty(), "{r:?}");
@@ -118,7 +123,10 @@ fn a_plugin_that_refuses_its_arguments_is_loud() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
     let so = plugin::locate().unwrap().expect("plugin enabled");
     let option = format!("{},out=/dev/null,bogus=1", so.display());
-    let run = exec::execute(&Launch::new(board, &elf, Duration::from_secs(10)).with_plugin(Some(&option)).contained(false)).map(|e| e.run).unwrap();
+    let run =
+        exec::execute(&Launch::new(board, &elf, Duration::from_secs(10)).with_plugin(Some(&option)).contained(false))
+            .map(|e| e.run)
+            .unwrap();
     assert_eq!(run.end, ProcessEnd::Exited(1));
     assert!(run.stderr.contains("mcubench-qemu-plugin: error: unknown argument `bogus`"), "{}", run.stderr);
 }

@@ -14,7 +14,9 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
     let mut s = Scenario::load(&common::repo().join("scenarios/kat.yaml")).unwrap();
     s.boards.retain(|b| b.name == board);
     s.profiles.retain(|p| p.name == profile);
-    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &s.firmware else { unreachable!() };
+    let mcubench::config::scenario::Firmware::Cargo { package_dir, bin, features } = &s.firmware else {
+        unreachable!()
+    };
     let root = mcubench::build::target_directory(package_dir).unwrap();
     let firmware = mcubench::build::CargoFirmware { package_dir, bin, features };
     (mcubench::build::build(&firmware, &root, s.boards[0], &s.profiles[0]).unwrap(), s.boards[0])

@@ -9,10 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mcubench::pipeline::{RunOptions, run_scenario};
 use mcubench::config::scenario::Scenario;
-use mcubench_stack::annotations::path_for_scenario;
+use mcubench::pipeline::{RunOptions, run_scenario};
 use mcubench_elf::ElfImage;
+use mcubench_stack::annotations::path_for_scenario;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

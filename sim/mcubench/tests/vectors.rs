@@ -10,8 +10,8 @@ mod common;
 
 use std::path::Path;
 
-use mcubench::report::CellReport;
 use mcubench::judge::verdict::Outcome;
+use mcubench::report::CellReport;
 use mcubench::{RunOptions, Scenario, run_scenario};
 
 fn run_yaml(dir: &Path, yaml: &str, contain: bool) -> CellReport {

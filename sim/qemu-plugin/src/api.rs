@@ -160,7 +160,8 @@ impl Arguments {
     /// Looks up r0 .. r3 among the vCPU's registers (QEMU allows this only in the vCPU init
     /// callback, in the vCPU's context).
     pub fn find(&self) -> Result<(), String> {
-        let all = qemu_plugin::qemu_plugin_get_registers().map_err(|e| format!("cannot list the vCPU's registers: {e}"))?;
+        let all =
+            qemu_plugin::qemu_plugin_get_registers().map_err(|e| format!("cannot list the vCPU's registers: {e}"))?;
         let mut found = Vec::new();
         for name in ["r0", "r1", "r2", "r3"] {
             let r = all

@@ -205,7 +205,8 @@ mod tests {
             assert!(err.is_none());
             insns
         };
-        let got = |at| decode(at, &[0x9801, 0x6808, 0x4802]).iter().map(|i| may_load_from(i, flash)).collect::<Vec<_>>();
+        let got =
+            |at| decode(at, &[0x9801, 0x6808, 0x4802]).iter().map(|i| may_load_from(i, flash)).collect::<Vec<_>>();
         assert_eq!(got(0x0800_0100), [false, true, true]);
         assert_eq!(got(0x2000_0100), [false, true, false]);
         assert!(!may_load_from(&decode(0x0800_0100, &[0xbd10])[0], flash), "pop is a load from the stack");
@@ -231,8 +232,8 @@ mod tests {
         let d = Decoder::for_core(Core::CortexM4F).unwrap();
         let m = Model::new(Core::CortexM4F);
         // push {r4, lr}; sub sp, #16; str r0, [sp, #4]; str r1, [r2]; add sp, #16; pop {r4, pc}
-        let c = price(&d, &m, 0x100, &halfwords(&[0xb510, 0xb084, 0x9001, 0x6011, 0xb004, 0xbd10]), false, true)
-            .unwrap();
+        let c =
+            price(&d, &m, 0x100, &halfwords(&[0xb510, 0xb084, 0x9001, 0x6011, 0xb004, 0xbd10]), false, true).unwrap();
         assert_eq!(c.sp.before, vec![Some(0), Some(-8), Some(-24), Some(-24), Some(-24), Some(-8)]);
         assert_eq!(c.sp.total, Some(0));
         assert_eq!(c.sp.witness, vec![None, None, Some(4), None, None, None]);

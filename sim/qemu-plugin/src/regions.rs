@@ -254,7 +254,9 @@ mod tests {
             .results(60, None, Extra { functions: Some(&functions), probe: Some(0x2000_00e0), stacks: Vec::new() })
             .write();
         assert!(
-            text.contains("region id=1 entries=1 completed=1 total=30 min=30 max=30 stack_low=536871136 stack_bytes=288\n"),
+            text.contains(
+                "region id=1 entries=1 completed=1 total=30 min=30 max=30 stack_low=536871136 stack_bytes=288\n"
+            ),
             "{text}"
         );
         assert!(text.contains("region id=3 entries=1 completed=1 total=10 min=10 max=10\n"), "{text}");

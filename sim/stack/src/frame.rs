@@ -1381,7 +1381,9 @@ fn is_handoff(insns: &BTreeMap<u32, Insn>, set_sp: &Insn) -> bool {
     false
 }
 
-/// What a back edge that moves SP is.
+/// What a back edge that moves SP is. Returned once per such back edge and matched at once, so
+/// the large `Summary` is not boxed.
+#[allow(clippy::large_enum_variant)]
 enum LoopOutcome {
     /// Not a loop this analysis summarises (its body branches, or SP moves by a run-time
     /// amount): SP is divergent at its head, as for any join of different SPs.
@@ -1572,7 +1574,8 @@ fn after_semihosting(insns: &BTreeMap<u32, Insn>, addr: u32) -> bool {
 }
 
 /// The condition codes an instruction in an IT block carries as a mnemonic suffix.
-const CONDITIONS: [&str; 16] = ["eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le"];
+const CONDITIONS: [&str; 16] =
+    ["eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le"];
 
 /// What an instruction defines of a fat pointer `(data, vtable)`: `ldrd rD, rV, [Rn, #k]` loads
 /// one whole; an `ldr` is a [`Val::Half`], the word at `[base, #off]`, dropped on the path where
@@ -1639,7 +1642,13 @@ fn fat_pointer_defs(insn: &Insn, regs: &[Option<Val>; 16]) -> Vec<(Reg, Val)> {
         ("mov", [d, r]) => match (parse_reg(d), parse_reg(r).and_then(|r| regs[usize::from(r)])) {
             (
                 Some(d),
-                Some(v @ (Val::FatData(_) | Val::FatVtable(_) | Val::FatSlot { .. } | Val::Half { .. } | Val::HalfSlot { .. })),
+                Some(
+                    v @ (Val::FatData(_)
+                    | Val::FatVtable(_)
+                    | Val::FatSlot { .. }
+                    | Val::Half { .. }
+                    | Val::HalfSlot { .. }),
+                ),
             ) => {
                 vec![(d, v)]
             }

@@ -55,7 +55,8 @@ const TARGETS: &[(&str, Arch, bool)] = &[
 /// with v0 as a nightly does, which orders functions differently; with legacy mangling the
 /// loaded bytes equal a plain stable build's (checked: same SHA-256 of `.vector_table`, `.text`,
 /// `.rodata` and `.data` for thumbv6m), so repo_firmware.rs decodes what users build.
-const STACK_SIZES_RUSTFLAGS: &str = r#""-Z","emit-stack-sizes","-Z","unstable-options","-C","symbol-mangling-version=legacy""#;
+const STACK_SIZES_RUSTFLAGS: &str =
+    r#""-Z","emit-stack-sizes","-Z","unstable-options","-C","symbol-mangling-version=legacy""#;
 
 /// firmware/Cargo.toml's `[profile.release] opt-level`.
 const RELEASE_OPT_LEVEL: &str = "3";

@@ -167,7 +167,11 @@ fn bad_arguments_are_refused_naming_the_key() {
         (out(&["core=cortex-m4", "flash=0:0x100:5:16", "prefetch=maybe"]), Some("prefetch"), "`on` or `off`"),
         (out(&["core=cortex-m4", "region_arg=0:2"]), Some("region_arg"), "needs `functions=`"),
         (out(&["core=cortex-m4", "functions=f", "region_arg=0:4"]), Some("region_arg"), "not an argument register"),
-        (out(&["core=cortex-m4", "functions=f", "region_arg=0:1", "region_arg=0:2"]), Some("region_arg"), "given twice"),
+        (
+            out(&["core=cortex-m4", "functions=f", "region_arg=0:1", "region_arg=0:2"]),
+            Some("region_arg"),
+            "given twice",
+        ),
         (out(&["core=cortex-m4", "functions=f", "region_arg=0"]), Some("region_arg"), "needs 2"),
         (
             out(&["enter=0x100", "enter_size=8", "exit=0x100", "exit_size=8", "regions=0x0", "regions_count=1"]),
@@ -222,7 +226,14 @@ fn results_round_trip() {
         insns: 1000,
         cycles: Some(Cycles { model: "cortex-m4 model: Cortex-M4 TRM table, P=1, 0 WS".into(), total: Ok(2500) }),
         regions: BTreeMap::from([
-            (0, RegionStats { stack_bytes: Some(256), stack_unknown: 2, ..stats(500, Some((900, 900, 900)), Some(0x2000_0100)) }),
+            (
+                0,
+                RegionStats {
+                    stack_bytes: Some(256),
+                    stack_unknown: 2,
+                    ..stats(500, Some((900, 900, 900)), Some(0x2000_0100))
+                },
+            ),
             (
                 3,
                 RegionStats {

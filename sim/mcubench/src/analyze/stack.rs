@@ -29,8 +29,7 @@ pub fn analyze(
         None => Default::default(),
     };
     let options = StackOptions { arch, fpu, annotations, priority_groups, ..StackOptions::default() };
-    let report =
-        mcubench_stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
+    let report = mcubench_stack::analyze(image, &options).map_err(|e| format!("{}: {e}", image.path().display()))?;
     Ok((report, ignored))
 }
 
@@ -85,7 +84,14 @@ pub fn analyze_scenario(
             let image = ElfImage::read(&elf).map_err(|e| Input(e.to_string()))?;
             let file = annotations.map(Path::to_path_buf).or_else(|| annotation_file(path, &p.name));
             let (report, ignored) = analyze(&image, b, file.as_deref()).map_err(Input)?;
-            cells.push(Cell { board: b.name.to_string(), profile: p.name.clone(), elf, report, ignored, annotations: file });
+            cells.push(Cell {
+                board: b.name.to_string(),
+                profile: p.name.clone(),
+                elf,
+                report,
+                ignored,
+                annotations: file,
+            });
         }
     }
     Ok(cells)

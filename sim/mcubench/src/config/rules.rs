@@ -71,7 +71,7 @@ impl<'de> Deserialize<'de> for Record {
 }
 
 /// The scenario's `verdict:` rules.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleRules {
     /// The exit code a pass needs (`SYS_EXIT`/`exit()`); default 0.
@@ -89,12 +89,6 @@ pub struct ConsoleRules {
     /// Named captures become report metrics (numbers), e.g. `sig bytes: (?P<sig_bytes>[0-9]+)`.
     #[serde(default)]
     pub record: Vec<Record>,
-}
-
-impl Default for ConsoleRules {
-    fn default() -> ConsoleRules {
-        ConsoleRules { exit: 0, expect: Vec::new(), ordered: false, reject: Vec::new(), record: Vec::new() }
-    }
 }
 
 impl ConsoleRules {

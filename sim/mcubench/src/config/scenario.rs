@@ -16,9 +16,9 @@ use crate::config::board::Board;
 pub use crate::config::regions::{RegionBytes, RegionSpec, Split};
 use crate::config::rules::ConsoleRules;
 use crate::config::timing::{CycleModel, ModelSettings, ProfileName};
-use crate::config::user_board::BoardEntry;
-pub use crate::config::units::{Bytes, Limit, Timeout};
 use crate::config::units::scalar_text;
+pub use crate::config::units::{Bytes, Limit, Timeout};
+use crate::config::user_board::BoardEntry;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -385,8 +385,14 @@ struct RawScenario {
 /// Where the firmware comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Firmware {
-    Cargo { package_dir: PathBuf, bin: String, features: Vec<String> },
-    Elf { path: PathBuf },
+    Cargo {
+        package_dir: PathBuf,
+        bin: String,
+        features: Vec<String>,
+    },
+    Elf {
+        path: PathBuf,
+    },
     /// A build command (make, cmake, a script) and the ELF it leaves, both templates over the
     /// matrix variables (`{alg}`) and `{board}`; without a command, a list of prebuilt ELFs.
     Template {
@@ -570,9 +576,8 @@ impl Scenario {
         }
 
         let (scenario_budgets, scenario_region_budgets) = raw.budgets.split();
-        let board_budgets = board_budgets(&raw.budgets, &boards, text).map_err(|(location, message)| {
-            ScenarioError::Parse { path: path.to_owned(), location, message }
-        })?;
+        let board_budgets = board_budgets(&raw.budgets, &boards, text)
+            .map_err(|(location, message)| ScenarioError::Parse { path: path.to_owned(), location, message })?;
         let scenario_wait_states = wait_states(&raw.wait_states, "wait-states").map_err(invalid)?;
         if let Some(RawTiming::PerBoard(map)) = &raw.timing
             && let Some(name) = map.keys().find(|n| !boards.iter().any(|b| b.name == n.as_str()))
@@ -688,9 +693,10 @@ impl Scenario {
         // A time budget is cycles at a clock: the cell's (timing profile or model.clock), else
         // the table's. Without either it measures nothing.
         let unclocked_board_time = measures.values().find_map(|m| {
-            boards.iter().filter(|b| m.model_for(b).clock_hz.is_none()).find_map(|b| {
-                m.board_budgets.get(b.name).and_then(|(_, r)| r.time.keys().next()).map(|n| (n, b.name))
-            })
+            boards
+                .iter()
+                .filter(|b| m.model_for(b).clock_hz.is_none())
+                .find_map(|b| m.board_budgets.get(b.name).and_then(|(_, r)| r.time.keys().next()).map(|n| (n, b.name)))
         });
         if table.as_ref().and_then(|t| t.clock_hz).is_none()
             && let Some((name, board)) = unclocked_board_time
@@ -717,7 +723,8 @@ impl Scenario {
             .vectors
             .as_ref()
             .map(|v| {
-                crate::config::vectors::Vectors::load(&base.join(v)).map_err(|e| invalid(format!("firmware.vectors: {e}")))
+                crate::config::vectors::Vectors::load(&base.join(v))
+                    .map_err(|e| invalid(format!("firmware.vectors: {e}")))
             })
             .transpose()?;
 
@@ -825,10 +832,13 @@ fn check_templates(command: Option<&str>, elf: &str, matrix: &IndexMap<String, V
         if values.is_empty() {
             return Err(format!("matrix.{name}: give at least one value"));
         }
-        if let Some(v) = values.iter().find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))) {
+        if let Some(v) =
+            values.iter().find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c)))
+        {
             return Err(format!("matrix.{name}: `{v}` is not a valid value (letters, digits, . _ + -)"));
         }
-        let used = command.is_some_and(|c| placeholders(c).contains(&name.as_str())) || placeholders(elf).contains(&name.as_str());
+        let used = command.is_some_and(|c| placeholders(c).contains(&name.as_str()))
+            || placeholders(elf).contains(&name.as_str());
         if !used {
             return Err(format!(
                 "matrix.{name}: the variable is used by neither `firmware.command` nor `firmware.elf`, so every value would build the same ELF"
@@ -1031,14 +1041,24 @@ timeout: 20 s
         let b = s.boards[1];
         assert!(b.is_user() && !s.boards[0].is_user());
         assert_eq!(b.core, mcubench_wire::Core::CortexM0Plus);
-        assert_eq!((b.qemu_machine, b.qemu_cpu, b.systick_hz, b.rust_target), ("microbit", "cortex-m0", 16_000_000, "thumbv6m-none-eabi"));
+        assert_eq!(
+            (b.qemu_machine, b.qemu_cpu, b.systick_hz, b.rust_target),
+            ("microbit", "cortex-m0", 16_000_000, "thumbv6m-none-eabi")
+        );
         assert_eq!(b.layout.name, "stm32f0-like");
         assert_eq!(b.ticks_to_instructions(2), 125);
         let memory_x = b.layout.memory_x();
-        assert!(memory_x.starts_with("/* mcubench memory layout `stm32f0-like` (user board stm32f0-like).\n"), "{memory_x}");
-        assert!(memory_x.contains(&format!("from the board `stm32f0-like` of {}", dir.path().join("s.yaml").display())));
+        assert!(
+            memory_x.starts_with("/* mcubench memory layout `stm32f0-like` (user board stm32f0-like).\n"),
+            "{memory_x}"
+        );
+        assert!(
+            memory_x.contains(&format!("from the board `stm32f0-like` of {}", dir.path().join("s.yaml").display()))
+        );
         assert!(memory_x.contains("User board `stm32f0-like` (Cortex-M0+), run on QEMU's microbit (-cpu cortex-m0):"));
-        assert!(memory_x.ends_with("MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 64K\n  RAM   : ORIGIN = 0x20000000, LENGTH = 8K\n}\n"));
+        assert!(memory_x.ends_with(
+            "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 64K\n  RAM   : ORIGIN = 0x20000000, LENGTH = 8K\n}\n"
+        ));
         assert_eq!((memory_x.matches("/*").count(), memory_x.matches("*/").count()), (1, 1));
         // `--board` restricts to it by name, like a built-in.
         let mut s = s;
@@ -1163,7 +1183,9 @@ timeout: 20 s
         let bad = yaml.replace("    microbit: {", "    mps2-an505: {");
         let err = load(&dir, &bad).unwrap_err();
         assert!(
-            err.contains("s.yaml:11:5: budgets.boards: `mps2-an505` is not one of this scenario's boards (mps2-an386, microbit)"),
+            err.contains(
+                "s.yaml:11:5: budgets.boards: `mps2-an505` is not one of this scenario's boards (mps2-an386, microbit)"
+            ),
             "{err}"
         );
         let flow = GOOD.replace("budgets:\n", "budgets:\n  boards: { mps2-an500: { stack: 1 KiB } }\n");
@@ -1171,8 +1193,13 @@ timeout: 20 s
         assert!(err.contains("s.yaml:8:13: budgets.boards: `mps2-an500` is not one of"), "{err}");
         let nested = GOOD.replace("budgets:\n", "budgets:\n  boards: { microbit: { boards: { microbit: {} } } }\n");
         assert!(load(&dir, &nested).unwrap_err().contains("`boards` cannot nest"));
-        let in_profile = GOOD.replace("budgets: { flash: 16 KiB }", "budgets: { boards: { microbit: { flash: 8 KiB } } }");
-        assert!(load(&dir, &in_profile).unwrap_err().contains("profiles.size.budgets.boards.microbit: per-board budgets go in"));
+        let in_profile =
+            GOOD.replace("budgets: { flash: 16 KiB }", "budgets: { boards: { microbit: { flash: 8 KiB } } }");
+        assert!(
+            load(&dir, &in_profile)
+                .unwrap_err()
+                .contains("profiles.size.budgets.boards.microbit: per-board budgets go in")
+        );
         // A board's time budget needs that board's clock (or the table's).
         let unclocked = GOOD.replace("budgets:\n", "budgets:\n  boards: { microbit: { time: { x: 1 ms } } }\n");
         assert!(load(&dir, &unclocked).unwrap_err().contains("budgets.boards.microbit.time: `x` needs a clock"));

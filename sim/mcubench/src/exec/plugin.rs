@@ -468,7 +468,8 @@ mod tests {
         std::fs::write(&path, b"plugin by").unwrap();
         assert_eq!(extract(b"plugin bytes", &path), Ok(path.clone()));
         assert_eq!(std::fs::read(&path).unwrap(), b"plugin bytes");
-        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let leftovers: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers.len(), 1, "no temporary files are left: {leftovers:?}");
         std::fs::create_dir_all(dir.join("ro")).unwrap();
         let blocked = dir.join("ro/file/libmcubench_qemu_plugin_v1.so");

@@ -371,7 +371,10 @@ mod tests {
         // Only whole lines of exactly that shape.
         let other = "qemu-system-arm: warning: nic a b has no peer\n";
         assert_eq!(without_start_up_notes(other.to_string()), other);
-        assert_eq!(without_start_up_notes("Timer with period zero, disabling".into()), "Timer with period zero, disabling");
+        assert_eq!(
+            without_start_up_notes("Timer with period zero, disabling".into()),
+            "Timer with period zero, disabling"
+        );
     }
 
     #[test]

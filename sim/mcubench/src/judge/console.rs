@@ -58,15 +58,16 @@ pub fn lines(streams: &[ConsoleStream]) -> Vec<(String, &str)> {
 pub fn tail(streams: &[ConsoleStream], n: usize) -> String {
     let all = lines(streams);
     let shown: Vec<&str> = all[all.len().saturating_sub(n)..].iter().map(|(_, l)| *l).collect();
-    if shown.is_empty() { "the firmware printed nothing".into() } else { format!("console ends: {}", shown.join(" | ")) }
+    if shown.is_empty() {
+        "the firmware printed nothing".into()
+    } else {
+        format!("console ends: {}", shown.join(" | "))
+    }
 }
 
 /// Named captures of the `record` patterns as metrics; the last match of a name wins. A
 /// captured value that is not a number is a problem of the run, named.
-pub fn recorded(
-    rules: &ConsoleRules,
-    streams: &[ConsoleStream],
-) -> (BTreeMap<String, MetricValue>, Vec<String>) {
+pub fn recorded(rules: &ConsoleRules, streams: &[ConsoleStream]) -> (BTreeMap<String, MetricValue>, Vec<String>) {
     let mut metrics = BTreeMap::new();
     let mut problems = Vec::new();
     for (place, line) in lines(streams) {
@@ -78,10 +79,8 @@ pub fn recorded(
                     Some(v) => {
                         metrics.insert(name.to_string(), v);
                     }
-                    None => problems.push(format!(
-                        "record `{name}` captured `{}` ({place}), which is not a number",
-                        m.as_str()
-                    )),
+                    None => problems
+                        .push(format!("record `{name}` captured `{}` ({place}), which is not a number", m.as_str())),
                 }
             }
         }

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::rules::ConsoleRules;
 use crate::exec::Execution;
-use crate::judge::console;
-use crate::report::ConsoleStream;
 use crate::exec::qemu::{ProcessEnd, QemuRun};
+use crate::judge::console;
 use crate::judge::protocol::{KatResult, ProtocolError, Transcript};
+use crate::report::ConsoleStream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -311,7 +311,14 @@ mod tests {
     use super::*;
 
     fn run(end: ProcessEnd, stdout: &str, stderr: &str) -> QemuRun {
-        QemuRun { end, stdout: stdout.into(), stderr: stderr.into(), console: String::new(), uarts: Vec::new(), command: String::new() }
+        QemuRun {
+            end,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            console: String::new(),
+            uarts: Vec::new(),
+            command: String::new(),
+        }
     }
 
     fn verdict(end: ProcessEnd, stdout: &str, stderr: &str) -> Verdict {
@@ -479,7 +486,11 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Fail);
         assert!(v.message.contains("exited with code 1, not 0"), "{}", v.message);
         let v = with_rules(0, "start\nFAIL: x\ndone\n", &rules);
-        assert!(v.message.contains("semihosting line 2: `FAIL: x` matches the `reject` pattern `FAIL`"), "{}", v.message);
+        assert!(
+            v.message.contains("semihosting line 2: `FAIL: x` matches the `reject` pattern `FAIL`"),
+            "{}",
+            v.message
+        );
         let v = with_rules(0, "done\nstart\n", &rules);
         assert_eq!(v.outcome, Outcome::Fail);
         assert!(v.message.contains("`^done` after the line that matched `^start`"), "{}", v.message);
@@ -489,7 +500,10 @@ mod tests {
         let three = ConsoleRules { exit: 3, ..ConsoleRules::default() };
         assert_eq!(with_rules(3, "", &three).outcome, Outcome::Pass);
         let r = run(ProcessEnd::Exited(1), "", "qemu-system-arm: bad cpu\n");
-        let v = judge_run(&r, Transcript::parse("").as_ref(), Some(Rules { rules: &three, console: &[] }), 5.0, &|_| String::new());
+        let v =
+            judge_run(&r, Transcript::parse("").as_ref(), Some(Rules { rules: &three, console: &[] }), 5.0, &|_| {
+                String::new()
+            });
         assert_eq!(v.outcome, Outcome::SetupError, "{}", v.message);
     }
 }

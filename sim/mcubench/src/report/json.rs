@@ -42,7 +42,13 @@ mod tests {
             actual: Some(5),
             status: BudgetStatus::Ok,
         });
-        RunReport { schema: SCHEMA.into(), tool_version: "0.1.0".into(), scenario: "s".into(), table: None, cells: vec![cell] }
+        RunReport {
+            schema: SCHEMA.into(),
+            tool_version: "0.1.0".into(),
+            scenario: "s".into(),
+            table: None,
+            cells: vec![cell],
+        }
     }
 
     /// Fields may be added within `mcubench-run/1` (the schema reference says so): a report

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use crate::gate::BudgetStatus;
 use crate::judge::protocol::KatResult;
-use crate::report::RunReport;
 use crate::judge::verdict::Outcome;
+use crate::report::RunReport;
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -74,7 +74,8 @@ pub fn to_junit(report: &RunReport) -> String {
             });
             cases.push(Case { name: format!("budget.{}", b.name()), failure });
         }
-        let count = |element: &str| cases.iter().filter(|c| c.failure.as_ref().is_some_and(|f| f.element == element)).count();
+        let count =
+            |element: &str| cases.iter().filter(|c| c.failure.as_ref().is_some_and(|f| f.element == element)).count();
         let (suite_failures, suite_errors) = (count("failure"), count("error"));
         total += cases.len();
         failures += suite_failures;
@@ -137,6 +138,16 @@ mod budget_tests {
     use crate::judge::verdict::Verdict;
     use crate::report::{CellReport, SCHEMA};
 
+    fn one_cell_report(cell: CellReport) -> RunReport {
+        RunReport {
+            schema: SCHEMA.into(),
+            tool_version: "0".into(),
+            scenario: "s".into(),
+            table: None,
+            cells: vec![cell],
+        }
+    }
+
     /// A budget crossed in a run that passed is a failure of type `budget`, not of type `pass`.
     #[test]
     fn a_budget_overrun_in_a_passing_run_has_type_budget() {
@@ -150,8 +161,7 @@ mod budget_tests {
             actual: Some(20),
             status: BudgetStatus::Exceeded,
         });
-        let report =
-            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), table: None, cells: vec![cell] };
+        let report = one_cell_report(cell);
         let xml = to_junit(&report);
         assert!(xml.contains("type=\"budget\""), "{xml}");
         assert!(!xml.contains("type=\"pass\""), "{xml}");
@@ -168,8 +178,7 @@ mod budget_tests {
             text: "self-test <ok>\n".into(),
             dropped_bytes: 0,
         });
-        let report =
-            RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "s".into(), table: None, cells: vec![cell] };
+        let report = one_cell_report(cell);
         let xml = to_junit(&report);
         assert!(xml.contains("<system-out>[uart0]\nself-test &lt;ok&gt;\n</system-out>"), "{xml}");
     }

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use crate::diff::{Diff, DiffStatus};
 use crate::gate::BudgetStatus;
-use crate::report::RunReport;
 use crate::judge::verdict::Outcome;
+use crate::report::RunReport;
 
 /// Text from firmware and ELFs must not break the table (`|`, newlines) or become HTML (`<`).
 fn cell(text: &str) -> String {

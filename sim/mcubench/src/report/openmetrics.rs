@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::RunReport;
 use crate::judge::verdict::Outcome;
+use crate::report::RunReport;
 
 /// A label value with `\`, `"` and newlines escaped, as the format requires.
 fn escape(value: &str) -> String {

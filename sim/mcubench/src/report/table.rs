@@ -17,16 +17,27 @@ impl RunReport {
     pub fn to_table_colored(&self, color: bool) -> String {
         let mut rows = vec![
             [
-                "board", "core", "profile", "verdict", "KATs", "flash B", "RAM B", "stack B", "static B", "insns",
-                "est. cycles", "budget",
+                "board",
+                "core",
+                "profile",
+                "verdict",
+                "KATs",
+                "flash B",
+                "RAM B",
+                "stack B",
+                "static B",
+                "insns",
+                "est. cycles",
+                "budget",
             ]
-                .map(String::from)
-                .to_vec(),
+            .map(String::from)
+            .to_vec(),
         ];
         // The static bound excluding panic/abort paths beside the sound one, when it differs
         // for any cell (informative: "static B" stays the bound).
         let excl = |c: &CellReport| c.stack_static.as_ref().and_then(|s| s.excluding_panic.as_ref().map(|x| x.reset));
-        let excluding = self.cells.iter().any(|c| excl(c).is_some_and(|x| x != c.stack_static.as_ref().and_then(|s| s.reset)));
+        let excluding =
+            self.cells.iter().any(|c| excl(c).is_some_and(|x| x != c.stack_static.as_ref().and_then(|s| s.reset)));
         if excluding {
             rows[0].insert(9, "excl. panic B".into());
         }
@@ -75,7 +86,10 @@ impl RunReport {
                 budget,
             ];
             if excluding {
-                row.insert(9, excl(c).map_or("-".to_string(), |x| x.map_or("unbounded".to_string(), |b| b.to_string())));
+                row.insert(
+                    9,
+                    excl(c).map_or("-".to_string(), |x| x.map_or("unbounded".to_string(), |b| b.to_string())),
+                );
             }
             if probed {
                 // Without a stack region the probe has no number: say so ("no region"; the note says why).
@@ -176,7 +190,11 @@ impl RunReport {
         if names.is_empty() {
             return String::new();
         }
-        let mut rows = vec![std::iter::once("metric".to_string()).chain(self.cells.iter().map(|c| format!("{}/{}", c.board, c.profile))).collect::<Vec<_>>()];
+        let mut rows = vec![
+            std::iter::once("metric".to_string())
+                .chain(self.cells.iter().map(|c| format!("{}/{}", c.board, c.profile)))
+                .collect::<Vec<_>>(),
+        ];
         for n in names {
             rows.push(
                 std::iter::once(n.to_string())

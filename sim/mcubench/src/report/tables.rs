@@ -321,7 +321,7 @@ fn empty_text(report: &RunReport) -> String {
 pub fn to_text(report: &RunReport) -> Option<String> {
     let tables = sections(report)?;
     let mut out = String::new();
-    if !tables.iter().any(|t| measured(t)) {
+    if !tables.iter().any(measured) {
         let _ = writeln!(out, "{}\n  {}", tables[0].title, empty_text(report));
         return Some(out);
     }
@@ -344,7 +344,7 @@ pub fn to_text(report: &RunReport) -> Option<String> {
 pub fn to_markdown(report: &RunReport) -> Option<String> {
     let tables = sections(report)?;
     let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
-    if !tables.iter().any(|t| measured(t)) {
+    if !tables.iter().any(measured) {
         return Some(format!("#### {}\n\n{}\n", tables[0].title, esc(&empty_text(report))));
     }
     let mut out = String::new();

@@ -28,7 +28,7 @@ pub fn row_key(id: &str) -> &str {
 
 /// `16 B`, `1 KiB`, `16 KiB`.
 pub fn size_text(bytes: u64) -> String {
-    if bytes >= 1024 && bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{bytes} B") }
+    if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes} B") }
 }
 
 /// What a cell's table rows are made of: its KAT records, or, when the firmware wrote none, its

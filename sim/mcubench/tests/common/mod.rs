@@ -65,7 +65,8 @@ fn build_c_firmware() -> PathBuf {
     if !out.is_dir() {
         let staging = tmp.join(format!("c-fw-staging-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
-        let status = Command::new("bash").arg(root.join("firmware/c/build.sh")).arg(&staging).status().expect("bash runs");
+        let status =
+            Command::new("bash").arg(root.join("firmware/c/build.sh")).arg(&staging).status().expect("bash runs");
         assert!(status.success(), "firmware/c/build.sh failed; is arm-none-eabi-gcc installed? run `bash ci/setup.sh`");
         std::fs::rename(&staging, &out).expect("move the C firmware build into place");
         // Builds of older sources are of no use any more.
