@@ -391,7 +391,8 @@ mod tests {
 
     fn insns(addr: u32, halfwords: &[u16]) -> Vec<mcubench_thumb::Insn> {
         let bytes: Vec<u8> = halfwords.iter().flat_map(|h| h.to_le_bytes()).collect();
-        let (insns, err) = Decoder::for_core(Core::CortexM4).unwrap().decode_block(addr, &bytes);
+        // The M4F's decoder: every M3/M4 instruction and the FP loads.
+        let (insns, err) = Decoder::for_core(Core::CortexM4F).unwrap().decode_block(addr, &bytes);
         assert!(err.is_none(), "{err:?}");
         insns
     }
@@ -484,13 +485,10 @@ mod tests {
             assert_eq!(a.fall_through + b.fall_through, 4, "cut, {core:?}");
         }
         // A VLDR is a 32-bit load too (M4F).
-        let fp = |addr| {
-            let bytes: Vec<u8> = [&ldr[..], &vldr].concat().iter().flat_map(|h| h.to_le_bytes()).collect();
-            Decoder::new(mcubench_thumb::Arch::V7EM, true).unwrap().decode_block(addr, &bytes).0
-        };
         let m = Model::new(Core::CortexM4);
-        assert_eq!(m.block(&fp(0x100)).fall_through, 4);
-        assert_eq!(m.block(&fp(0x102)).fall_through, 3);
+        let fp = [&ldr[..], &vldr].concat();
+        assert_eq!(m.block(&insns(0x100, &fp)).fall_through, 4);
+        assert_eq!(m.block(&insns(0x102, &fp)).fall_through, 3);
     }
 
     /// Cortex-M3 TRM Table 15-3: decode-time branches pay P = 1, execute-time ones P = 2; §3.3.2:
