@@ -600,8 +600,27 @@ impl Scenario {
                 )));
             }
             for board in &boards {
-                let m = CycleModel::resolve(board, profile_of(board), settings)
-                    .map_err(|e| invalid(format!("{at}{e} (board `{}`)", board.name)))?;
+                let m = CycleModel::resolve(board, profile_of(board), settings).map_err(|e| {
+                    // The key the message starts with (`model.icache: …`, `timing: …`), where this
+                    // profile sets it, else where the scenario does.
+                    // (`timing: { board: … }` names the board under the key.)
+                    let key = e.split(':').next().unwrap_or_default();
+                    let location = [
+                        format!("{at}{key}.{}", board.name),
+                        format!("{at}{key}"),
+                        format!("{key}.{}", board.name),
+                        key.to_string(),
+                    ]
+                    .iter()
+                    .map(|path| key_path_location(text, &path.split('.').collect::<Vec<_>>()))
+                    .find(|l| !l.is_empty())
+                    .unwrap_or_default();
+                    ScenarioError::Parse {
+                        path: path.to_owned(),
+                        location,
+                        message: format!("{at}{e} (board `{}`)", board.name),
+                    }
+                })?;
                 models.insert(board.name.to_string(), m);
             }
             Ok(models)
@@ -886,32 +905,51 @@ fn board_budgets(
     Ok(out)
 }
 
-/// `line:column:` of the first `key:` (block or flow style) after the line where `section:`
-/// starts, or "" when it is not found (the message still names the key path).
+/// `line:column:` of the first `key:` (block or flow style) under the top-level `section:`, or ""
+/// when it is not found (the message still names the key path).
 fn key_location(text: &str, section: &str, key: &str) -> String {
-    let is_key_at = |line: &str, at: usize| {
+    key_path_location(text, &[section, key])
+}
+
+/// `line:column:` of the last key of `path` (`["profiles", "speed", "model", "icache"]`), each key
+/// looked for after the one before it (block or flow style) and before the next top-level key,
+/// the first at the start of a line; "" when a key is not there.
+fn key_path_location(text: &str, path: &[&str]) -> String {
+    let lines: Vec<&str> = text.lines().map(|l| l.split(" #").next().unwrap_or(l)).collect();
+    let is_key_at = |line: &str, at: usize, key: &str| {
         let before = line[..at].chars().next_back();
         let after = line[at + key.len()..].trim_start();
         before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',' || c == '"' || c == '\'')
             && (after.starts_with(':') || after.starts_with("\":") || after.starts_with("':"))
     };
-    let mut in_section = false;
-    for (i, line) in text.lines().enumerate() {
-        let code = line.split(" #").next().unwrap_or(line);
-        if !in_section && code.trim_start().starts_with(&format!("{section}:")) {
-            in_section = true;
-        }
-        if in_section {
-            let mut from = 0;
-            while let Some(at) = code[from..].find(key).map(|a| a + from) {
-                if is_key_at(code, at) {
-                    return format!("{}:{}:", i + 1, at + 1);
+    let Some((&top, nested)) = path.split_first() else { return String::new() };
+    let Some(section) = lines.iter().position(|l| l.starts_with(top) && is_key_at(l, 0, top)) else {
+        return String::new();
+    };
+    let (mut line, mut column) = (section, 0);
+    for key in nested {
+        let mut found = None;
+        for (i, code) in lines.iter().enumerate().skip(line) {
+            // The section ends at the next top-level key.
+            if i > section && code.starts_with(|c: char| !c.is_whitespace() && c != '-' && c != '#') {
+                break;
+            }
+            let mut from = if i == line { column } else { 0 };
+            while let Some(at) = code.get(from..).and_then(|rest| rest.find(key)).map(|a| a + from) {
+                if is_key_at(code, at, key) {
+                    found = Some((i, at));
+                    break;
                 }
                 from = at + key.len();
             }
+            if found.is_some() {
+                break;
+            }
         }
+        let Some(at) = found else { return String::new() };
+        (line, column) = at;
     }
-    String::new()
+    format!("{}:{}:", line + 1, column + 1)
 }
 
 /// serde_yaml_ng puts the location last; move it to the front, compiler style (`file:line:col: ...`).
@@ -1152,6 +1190,21 @@ timeout: 20 s
             ("model: { icache: { size: 1 KiB, ways: 2, line: 16 } }\n", "give `model.flash` too"),
             ("timing: stm32f407\nwait-states: [{ start: 0, end: 4 }]\n", "not also as `wait-states`"),
             ("timing: stm32f407\nmodel: { clock: 200 MHz }\n", "at most 168 MHz"),
+            // Checks that need the board (after parsing) still point at the key.
+            (
+                "model: { flash: { wait-states: 1 }, icache: { size: 8 MiB, ways: 2, line: 16 } }\n",
+                "s.yaml:4:37: model.icache",
+            ),
+            (
+                "model:\n  flash: { wait-states: 1 }\n  icache: { size: 8 MiB, ways: 2, line: 16 }\n",
+                "s.yaml:6:3: model.icache",
+            ),
+            ("timing: { mps2-an386: stm32h563 }\n", "s.yaml:4:11: timing: profile"),
+            ("timing: stm32f407\nmodel: { clock: 200 MHz }\n", "s.yaml:5:10: model.clock"),
+            (
+                "timing: stm32f407\nmodel: { clock: 24 MHz }\nprofiles:\n  fast: { model: { clock: 200 MHz } }\n",
+                "s.yaml:7:20: profiles.fast.model.clock",
+            ),
         ] {
             let err = load(&dir, &format!("{base}{yaml}")).unwrap_err();
             assert!(err.contains(want) && err.contains("s.yaml"), "{yaml}: {err}");
