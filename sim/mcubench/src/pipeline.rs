@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use crate::config::scenario::{Profile, RegionSpec, Scenario, StackStaticBudget};
 use crate::judge::verdict::{self, Outcome, Verdict};
 use crate::report::{
-    self, CellReport, CountSource, KatReport, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
+    self, CellReport, CountSource, KatReport, PerCallTime, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
 };
 use crate::shard::Shard;
 use mcubench_stack::annotations::Ignored;
@@ -438,6 +438,9 @@ fn measure_cell(
     if let Some(r) = &results {
         let caller_of = |addr: u32| plugin::function_at(&table, addr).map(|f| f.name.clone());
         report.regions = function_regions(&scenario.regions, r, &caller_of);
+        for region in &mut report.regions {
+            region.time_us = PerCallTime::at(region.cycles, report.clock_hz);
+        }
         if let (Some(p), Some(low)) = (&probe, r.probe) {
             report.stack_probe = Some(StackProbe {
                 lowest: low,

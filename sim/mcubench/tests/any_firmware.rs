@@ -269,6 +269,31 @@ fn a_passing_newlib_firmware_passes_with_its_console_and_metrics() {
     assert!(metric(cell, "cycles") > 0.0, "{cell}");
 }
 
+/// Plain C measured by a function region on a board timing profile: the report gives the region's
+/// calls and the whole run in time at the profile's clock (STM32F407, 168 MHz), as the cycles
+/// are priced; the terminal table shows the longest call's time.
+#[test]
+fn a_newlib_firmware_on_a_timing_profile_gets_time_at_its_clock() {
+    let yaml = newlib_scenario(&common::c_firmware("newlib-selftest"), "mps2-an386", "semihosting");
+    let (_dir, s) = scenario_file(&format!("{yaml}timing: stm32f407\nregions: [malloc]\n"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["clock_hz"], 168_000_000, "{cell}");
+    let us = |cycles: &Value| cycles.as_f64().unwrap() / 168.0;
+    let total = cell["time_total_us"].as_f64().unwrap();
+    assert!((total - us(&cell["cycles_total"])).abs() < 1e-6, "{cell}");
+    let region = &cell["regions"][0];
+    assert!(region["calls"].as_u64().unwrap() > 0, "{region}");
+    for k in ["total", "min", "max"] {
+        let t = region["time_us"][k].as_f64().unwrap();
+        assert!((t - us(&region["cycles"][k])).abs() < 1e-6, "{k}: {region}");
+    }
+    let out = common::mcubench().arg("run").arg(&s).output().unwrap();
+    let table = text(&out);
+    assert!(table.contains("time max") && table.contains("mps2-an386/prebuilt: 168 MHz, whole run"), "{table}");
+}
+
 #[test]
 fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
     let (_dir, s) =

@@ -23,7 +23,7 @@ mod table;
 pub mod tables;
 pub mod throughput_table;
 
-pub use regions::{CallGroup, CallerReport, PerCall, RegionReport, SizeReport, per_byte};
+pub use regions::{CallGroup, CallerReport, PerCall, PerCallTime, RegionReport, SizeReport, per_byte};
 pub use table::{memory_table, render};
 
 pub const SCHEMA: &str = "mcubench-run/1";

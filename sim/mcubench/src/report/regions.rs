@@ -17,6 +17,23 @@ pub struct PerCall {
     pub max: u64,
 }
 
+/// [`PerCall`] estimated cycles at the cell's clock, in microseconds, unrounded.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PerCallTime {
+    pub total: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl PerCallTime {
+    /// `cycles` at `clock_hz` ([`crate::report::time_us`]); `None` without either.
+    pub fn at(cycles: Option<PerCall>, clock_hz: Option<u64>) -> Option<PerCallTime> {
+        let c = cycles?;
+        let us = |n: u64| crate::report::time_us(Some(n), clock_hz);
+        Some(PerCallTime { total: us(c.total)?, min: us(c.min)?, max: us(c.max)? })
+    }
+}
+
 /// One function region (`regions:` in the scenario): every completed call of the named function,
 /// measured inclusively from its first instruction to the return (semantics:
 /// `sim/qemu-plugin/src/calls.rs`).
@@ -35,6 +52,9 @@ pub struct RegionReport {
     pub instructions: PerCall,
     /// Estimated cycles (the cell's `cycle_model`); `None` without a model.
     pub cycles: Option<PerCall>,
+    /// `cycles` at the cell's clock (`clock_hz`), microseconds; absent without a clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<PerCallTime>,
     /// Stack probe: the lowest stack address written during a completed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_lowest: Option<u32>,
@@ -162,6 +182,7 @@ impl RegionReport {
             open: 0,
             instructions,
             cycles: Some(cycles),
+            time_us: None,
             stack_lowest: None,
             stack_probe_bytes,
             bytes: None,
@@ -278,6 +299,7 @@ impl RegionReport {
             open: s.entries.saturating_sub(s.completed),
             instructions: PerCall { total: s.total, min: s.min, max: s.max },
             cycles,
+            time_us: None,
             stack_lowest: s.stack_low,
             stack_probe_bytes: crate::pipeline::probe_bytes(s),
             bytes,

@@ -172,7 +172,15 @@ impl RunReport {
             out.push_str(&self.per_byte_table(&ids));
             out.push_str(&self.heap_table(&ids));
         }
-        out.push_str(&self.regions_table());
+        out.push_str(&self.regions_table(ids.is_empty()));
+        // Firmware measured by neither KATs nor regions: its whole run at the clock.
+        if ids.is_empty()
+            && self.cells.iter().all(|c| c.regions.is_empty())
+            && self.cells.iter().any(|c| c.clock_hz.is_some())
+        {
+            out.push_str("\nest. time of the whole run at each cell's clock (est. cycles / clock)\n");
+            out.push_str(&self.clocks());
+        }
         out.push_str(&self.metrics_table());
         out
     }
@@ -227,8 +235,9 @@ impl RunReport {
     /// Function regions: calls and per-call instructions and estimated cycles (total, min, max),
     /// one row per region and cell that measured it, with cycles per byte where the scenario
     /// gives bytes per call and a row per caller with `split: caller`; then the distinct per-call
-    /// values of regions whose calls differ.
-    fn regions_table(&self) -> String {
+    /// values of regions whose calls differ. With a clock, the longest call's time; without KATs
+    /// (whose time table lists them), each cell's clock and whole-run time.
+    fn regions_table(&self, no_kats: bool) -> String {
         if self.cells.iter().all(|c| c.regions.is_empty()) {
             return String::new();
         }
@@ -238,10 +247,14 @@ impl RunReport {
         let all = || self.cells.iter().flat_map(|c| &c.regions);
         let probed = all().any(|r| r.stack_lowest.is_some());
         let with_bytes = all().any(|r| r.bytes.is_some());
+        let clocked = self.cells.iter().any(|c| c.clock_hz.is_some() && !c.regions.is_empty());
         let mut header: Vec<String> =
             ["region", "board/profile", "calls", "insns total", "min", "max", "cycles total", "min", "max"]
                 .map(String::from)
                 .to_vec();
+        if clocked {
+            header.push("time max".to_string());
+        }
         if with_bytes {
             header.extend(["bytes".to_string(), "cycles/B".to_string()]);
         }
@@ -253,7 +266,13 @@ impl RunReport {
             let cell = format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile);
             for r in &c.regions {
                 let calls = if r.open > 0 { format!("{} (+{} open)", r.calls, r.open) } else { r.calls.to_string() };
+                let time_max = |cycles: Option<&PerCall>| {
+                    super::time_us(cycles.map(|p| p.max), c.clock_hz).map_or("-".to_string(), super::format_time)
+                };
                 let mut row = call_columns(r.name.clone(), cell.clone(), calls, &r.instructions, r.cycles.as_ref());
+                if clocked {
+                    row.push(time_max(r.cycles.as_ref()));
+                }
                 if with_bytes {
                     row.push(opt(r.bytes));
                     row.push(fmt_per_byte(r.cycles_per_byte));
@@ -267,6 +286,9 @@ impl RunReport {
                     let caller = format!("  ← {}", s.caller.as_deref().unwrap_or("?"));
                     let mut row =
                         call_columns(caller, cell.clone(), s.calls.to_string(), &s.instructions, s.cycles.as_ref());
+                    if clocked {
+                        row.push(time_max(s.cycles.as_ref()));
+                    }
                     if with_bytes {
                         row.push(opt(s.bytes));
                         row.push(fmt_per_byte(s.cycles_per_byte));
@@ -279,6 +301,16 @@ impl RunReport {
             }
         }
         out.push_str(&render(&rows, 2));
+        if clocked {
+            out.push_str("  time max: the longest call's est. cycles at the cell's clock");
+            // With KATs, the clocks are listed above their time table.
+            if no_kats {
+                out.push_str(":\n");
+                out.push_str(&self.clocks());
+            } else {
+                out.push('\n');
+            }
+        }
         if all().any(|r| !r.by_caller.is_empty()) {
             out.push_str("  ← f: the calls from function f (`split: caller`: the function that holds each call's return address)\n");
         }
@@ -373,12 +405,19 @@ impl RunReport {
         out.push_str(&self.kat_matrix(ids, |k| k.cycles.map(|n| n.to_string())));
         if self.cells.iter().any(|c| c.clock_hz.is_some()) {
             let _ = writeln!(out, "\nest. time per KAT operation at each cell's clock (est. cycles / clock)");
-            for c in self.cells.iter().filter(|c| c.clock_hz.is_some()) {
-                let clock = crate::config::timing::clock_text(c.clock_hz.unwrap_or(0));
-                let total = c.time_total_us.map_or(String::new(), |t| format!(", whole run {}", super::format_time(t)));
-                let _ = writeln!(out, "  {}/{}: {clock}{total}", c.board, c.profile);
-            }
+            out.push_str(&self.clocks());
             out.push_str(&self.kat_matrix(ids, |k| k.time_us.map(super::format_time)));
+        }
+        out
+    }
+
+    /// One line per cell with a clock: the clock and the whole run's estimated time.
+    fn clocks(&self) -> String {
+        let mut out = String::new();
+        for c in self.cells.iter().filter(|c| c.clock_hz.is_some()) {
+            let clock = crate::config::timing::clock_text(c.clock_hz.unwrap_or(0));
+            let total = c.time_total_us.map_or(String::new(), |t| format!(", whole run {}", super::format_time(t)));
+            let _ = writeln!(out, "  {}/{}: {clock}{total}", c.board, c.profile);
         }
         out
     }
@@ -556,4 +595,55 @@ fn call_columns(name: String, cell: String, calls: String, insns: &PerCall, cycl
         c(|p| p.min),
         c(|p| p.max),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::verdict::Verdict;
+
+    /// A passing cell on mps2-an386 at 168 MHz that ran 1 680 000 cycles.
+    fn clocked_cell() -> CellReport {
+        let board = crate::config::board::Board::find("mps2-an386").unwrap();
+        let mut c = CellReport::unrun(0, board, "O2");
+        c.verdict = Verdict { outcome: Outcome::Pass, message: String::new() };
+        c.clock_hz = Some(168_000_000);
+        c.cycles_total = Some(1_680_000);
+        c.time_total_us = c.time_us(c.cycles_total);
+        c
+    }
+
+    fn run(cells: Vec<CellReport>) -> RunReport {
+        RunReport { schema: SCHEMA.into(), tool_version: "0".into(), scenario: "t".into(), table: None, cells }
+    }
+
+    /// Firmware without KATs gets time at the cell's clock: per region its longest call, and
+    /// the whole run, with or without regions.
+    #[test]
+    fn time_at_the_clock_without_kats() {
+        let mut c = clocked_cell();
+        let insns = PerCall { total: 300, min: 100, max: 200 };
+        c.regions = vec![RegionReport::of_calls("boot", 2, insns, PerCall { total: 504, min: 168, max: 336 }, None)];
+        let text = run(vec![c.clone()]).to_table();
+        let header = text.lines().find(|l| l.starts_with("region")).unwrap();
+        assert!(header.contains("time max"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("boot")).unwrap();
+        assert!(row.contains("2.0 µs"), "{text}");
+        assert!(text.contains("mps2-an386/O2: 168 MHz, whole run 10.00 ms"), "{text}");
+
+        c.regions.clear();
+        let text = run(vec![c]).to_table();
+        assert!(text.contains("est. time of the whole run") && text.contains("whole run 10.00 ms"), "{text}");
+    }
+
+    /// Without a clock, no time column and no time lines.
+    #[test]
+    fn no_time_without_a_clock() {
+        let mut c = clocked_cell();
+        (c.clock_hz, c.time_total_us) = (None, None);
+        let insns = PerCall { total: 300, min: 100, max: 200 };
+        c.regions = vec![RegionReport::of_calls("boot", 2, insns, PerCall { total: 504, min: 168, max: 336 }, None)];
+        let text = run(vec![c]).to_table();
+        assert!(!text.contains("time max") && !text.contains("whole run"), "{text}");
+    }
 }
