@@ -78,6 +78,16 @@ impl Free {
         }
     }
 
+    /// The lowest value the core's documentation allows (the TRMs' P of 1 to 3); 0 where 0 is
+    /// physical (no wait states, no misprediction).
+    fn documented_min(self) -> u32 {
+        match self {
+            Free::BranchRefill => 1,
+            Free::Divide => 2,
+            Free::FlashWaitStates | Free::M7Mispredict | Free::M7History => 0,
+        }
+    }
+
     /// The values searched, given the base value.
     fn range(self, base: u32) -> (u32, u32) {
         match self {
@@ -350,6 +360,8 @@ pub struct Fitted {
     pub free: Vec<Free>,
     pub base_values: Vec<u32>,
     pub values: Vec<u32>,
+    /// The range each free parameter was searched over.
+    pub ranges: Vec<(u32, u32)>,
     /// Per row: measured, base estimate, fitted estimate, leave-one-out estimate (`None` with
     /// as many rows as free parameters).
     pub rows: Vec<FittedRow>,
@@ -391,7 +403,28 @@ impl Fitted {
             self.qemu_runs
         );
         let _ = writeln!(out, "base:   {}", pairs(&self.base_values));
-        let _ = writeln!(out, "fitted: {}\n", pairs(&self.values));
+        let _ = writeln!(out, "fitted: {}", pairs(&self.values));
+        // A best value at the top of its search may only have stopped there: the rows may want
+        // more, so it stands in for something the model misses. Below the core's documented
+        // range (a refill of 0), the board is faster than the model.
+        for ((f, v), (_, hi)) in self.free.iter().zip(&self.values).zip(&self.ranges) {
+            let name = f.name();
+            if v == hi {
+                let _ = writeln!(
+                    out,
+                    "note: {name}={v} is the top of the range searched: the rows may want more, so the model misses \
+                     something they measure; check the board's clock, wait states and caches, and what each row measures"
+                );
+            } else if *v < f.documented_min() {
+                let _ = writeln!(
+                    out,
+                    "note: {name}={v} is below the core's documented minimum ({}): the board runs these rows faster \
+                     than the model; check the board's clock and what each row measures",
+                    f.documented_min()
+                );
+            }
+        }
+        out.push('\n');
         let _ = writeln!(out, "fitted profile (paste into the scenario):\n");
         out.push_str(&self.profile_yaml);
         let mut table = vec![
@@ -873,6 +906,7 @@ pub fn calibrate(c: &Calibration, options: RunOptions, pricing: Pricing) -> Resu
     let rows = c.rows.iter().enumerate().map(|(i, r)| (r.clone(), base_est[i], fit_est[i], loo[i])).collect();
     Ok(Fitted {
         free: c.free.clone(),
+        ranges: c.free.iter().zip(&base).map(|(f, &b)| f.range(b)).collect(),
         base_values: base,
         values,
         rows,
@@ -932,6 +966,40 @@ mod tests {
             .unwrap();
         let e = Calibration::load(&path, None, None).unwrap_err().to_string();
         assert!(e.contains("rows[0]: give exactly one of `scenario` or `elf`"), "{e}");
+    }
+
+    /// The report says when a fitted value lies at the top of its search or below the core's
+    /// documented range, and says nothing when it lies inside.
+    #[test]
+    fn fitted_values_at_the_edge_of_their_range_are_noted() {
+        let row = Row {
+            at: "r.yaml: rows[0]".into(),
+            source: Source::Elf("a.elf".into()),
+            board: "mps2-an386".into(),
+            profile: None,
+            measured: Measured::Region("f".into()),
+            cycles: 100,
+        };
+        let fitted = |values: Vec<u32>| {
+            Fitted {
+                free: vec![Free::BranchRefill, Free::FlashWaitStates],
+                base_values: vec![1, 5],
+                values,
+                ranges: vec![(0, 3), (0, 14)],
+                rows: vec![(row.clone(), 90, 100, Some(100)), (row.clone(), 90, 100, Some(100))],
+                profile_yaml: String::new(),
+                evaluations: 60,
+                qemu_runs: 1,
+            }
+            .render()
+        };
+        let text = fitted(vec![3, 14]);
+        assert!(text.contains("note: branch-refill=3 is the top of the range searched"), "{text}");
+        assert!(text.contains("note: flash.wait-states=14 is the top of the range searched"), "{text}");
+        let text = fitted(vec![0, 0]);
+        assert!(text.contains("note: branch-refill=0 is below the core's documented minimum (1)"), "{text}");
+        assert!(!text.contains("flash.wait-states=0 is"), "{text}");
+        assert!(!fitted(vec![1, 1]).contains("note:"));
     }
 
     #[test]
