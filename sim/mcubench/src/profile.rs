@@ -43,6 +43,10 @@ pub struct Profile {
     pub cycles: u64,
     /// Whole-run instructions (TB-granular, as the plugin's `insns`).
     pub insns: u64,
+    /// The core clock of the board timing profile or `model.clock`, Hz; with it the table gives
+    /// times at that clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<u64>,
     /// By self cycles, largest first (ties by name).
     pub functions: Vec<FunctionCost>,
     /// Folded stacks (`outer;inner <self cycles>` per line), the input of flame graph tools.
@@ -86,6 +90,7 @@ pub fn profile(
     let out = dir.path().join("results.txt");
     // The cell's cycle model (board timing profile, `model:`, wait states), as `run` prices it.
     let model = measure.model_for(board);
+    let clock_hz = model.clock_hz;
     let args = PluginArgs {
         markers,
         core: Some(model.core),
@@ -125,6 +130,7 @@ pub fn profile(
     let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
     let mut profile = from_results(board, &results, &names).map_err(Setup)?;
     profile.timed_out_after = timed_out_after;
+    profile.clock_hz = clock_hz;
     Ok(profile)
 }
 
@@ -191,7 +197,16 @@ pub fn from_results(board: &Board, r: &Results, names: &[&str]) -> Result<Profil
     for (stack, c) in &folded_lines {
         let _ = writeln!(folded, "{stack} {c}");
     }
-    Ok(Profile { board: board.name.into(), model, cycles, insns: r.insns, functions, folded, timed_out_after: None })
+    Ok(Profile {
+        board: board.name.into(),
+        model,
+        cycles,
+        insns: r.insns,
+        clock_hz: None,
+        functions,
+        folded,
+        timed_out_after: None,
+    })
 }
 
 impl Profile {
@@ -211,26 +226,37 @@ impl Profile {
         self.timed_out_after.map(|t| format!("partial: the run timed out after {}", seconds(t)))
     }
 
-    /// A table of the `top` functions by self cycles, after the [`Profile::partial_note`] if any.
+    /// A table of the `top` functions by self cycles, after the [`Profile::partial_note`] if any;
+    /// with a clock, the whole run's and each function's inclusive time at it.
     pub fn table(&self, top: usize) -> String {
-        let mut rows = vec![
+        let time = |cycles: u64| crate::report::time_us(Some(cycles), self.clock_hz).map(crate::report::format_time);
+        let mut header: Vec<String> =
             ["function", "self cycles", "self %", "self insns", "incl. cycles", "incl. insns"]
                 .map(String::from)
-                .to_vec(),
-        ];
+                .to_vec();
+        if self.clock_hz.is_some() {
+            header.push("incl. time".into());
+        }
+        let mut rows = vec![header];
         for f in self.functions.iter().take(top) {
-            rows.push(vec![
+            let mut row = vec![
                 f.name.clone(),
                 f.self_cycles.to_string(),
                 format!("{:.2}", 100.0 * f.self_cycles as f64 / self.cycles.max(1) as f64),
                 f.self_insns.to_string(),
                 f.inclusive_cycles.to_string(),
                 f.inclusive_insns.to_string(),
-            ]);
+            ];
+            row.extend(time(f.inclusive_cycles));
+            rows.push(row);
         }
         let note = self.partial_note().map(|n| format!("{n}\n")).unwrap_or_default();
+        let at_clock = match (time(self.cycles), self.clock_hz) {
+            (Some(t), Some(hz)) => format!(" = {t} at {}", crate::config::timing::clock_text(hz)),
+            _ => String::new(),
+        };
         format!(
-            "{note}{}: {} est. cycles (model: {}), {} instructions\n{}",
+            "{note}{}: {} est. cycles{at_clock} (model: {}), {} instructions\n{}",
             self.board,
             self.cycles,
             self.model,

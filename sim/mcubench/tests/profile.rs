@@ -60,4 +60,10 @@ fn the_profile_uses_the_cells_timing_profile() {
     assert_eq!(Some(p.cycles), cell.cycles_total, "the profile's whole-run cycles are the run's");
     let bare = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default()).unwrap();
     assert!(p.cycles > bare.cycles, "5 wait states cost cycles: {} vs {} at 0 WS", p.cycles, bare.cycles);
+    // At the profile's clock, times as the run report gives them; the bare core has no clock.
+    assert_eq!((p.clock_hz, bare.clock_hz), (Some(168_000_000), None));
+    let table = p.table(5);
+    let whole = mcubench::report::format_time(cell.time_total_us.unwrap());
+    assert!(table.contains(&format!("est. cycles = {whole} at 168 MHz")) && table.contains("incl. time"), "{table}");
+    assert!(!bare.table(5).contains("time"), "{}", bare.table(5));
 }
