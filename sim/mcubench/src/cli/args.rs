@@ -64,7 +64,7 @@ impl TimingArgs {
                 ))
             })?),
         };
-        CycleModel::resolve(board, profile, &ModelSettings::default()).map_err(Error::Input)
+        CycleModel::resolve(board, profile, &ModelSettings::default()).map_err(|e| Error::Input(e.to_string()))
     }
 }
 

@@ -601,10 +601,9 @@ impl Scenario {
             }
             for board in &boards {
                 let m = CycleModel::resolve(board, profile_of(board), settings).map_err(|e| {
-                    // The key the message starts with (`model.icache: …`, `timing: …`), where this
-                    // profile sets it, else where the scenario does.
-                    // (`timing: { board: … }` names the board under the key.)
-                    let key = e.split(':').next().unwrap_or_default();
+                    // The key refused, where this profile sets it, else where the scenario does
+                    // (`timing: { board: … }` names the board under the key).
+                    let key = e.key.as_str();
                     let location = [
                         format!("{at}{key}.{}", board.name),
                         format!("{at}{key}"),

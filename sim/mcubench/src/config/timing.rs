@@ -495,24 +495,41 @@ pub struct CycleModel {
     pub profile: Option<String>,
 }
 
+/// A setting [`CycleModel::resolve`] refuses: the key it is under (`model.icache`, `timing`),
+/// so a scenario can point at it, and why. Displays as `key: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ModelError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ModelError {
+    fn new(key: impl Into<String>, message: impl Into<String>) -> ModelError {
+        ModelError { key: key.into(), message: message.into() }
+    }
+}
+
 impl CycleModel {
-    /// Resolves `settings` (on top of `profile`, if any) for `board`; an error says which key
-    /// is impossible and why (it is prefixed with the key path by the caller).
+    /// Resolves `settings` (on top of `profile`, if any) for `board`; an error names the key
+    /// that is impossible and says why (the caller adds where that key is).
     pub fn resolve(
         board: &Board,
         profile: Option<&TimingProfile>,
         settings: &ModelSettings,
-    ) -> Result<CycleModel, String> {
+    ) -> Result<CycleModel, ModelError> {
         let core = profile.map_or(board.core, |p| p.core);
         if !crate::config::machine::cpu_runs(board.qemu_cpu, core) {
-            return Err(format!(
-                "timing: profile `{}` is a {} part; board `{}` runs -cpu {}, which does not run its code; pick a board \
-                 of {}",
-                profile.map_or("", |p| p.name.as_str()),
-                core.label(),
-                board.name,
-                board.qemu_cpu,
-                profile.map_or(String::new(), |p| p.boards.join(", "))
+            return Err(ModelError::new(
+                "timing",
+                format!(
+                    "profile `{}` is a {} part; board `{}` runs -cpu {}, which does not run its code; pick a board of {}",
+                    profile.map_or("", |p| p.name.as_str()),
+                    core.label(),
+                    board.name,
+                    board.qemu_cpu,
+                    profile.map_or(String::new(), |p| p.boards.join(", "))
+                ),
             ));
         }
         let merged = match profile {
@@ -521,18 +538,21 @@ impl CycleModel {
         };
         let mut params = Params::for_core(core);
         for (name, value) in &merged.params {
-            set_param(&mut params, name, value).map_err(|e| format!("model.{name}: {e}"))?;
+            set_param(&mut params, name, value).map_err(|e| ModelError::new(format!("model.{name}"), e))?;
         }
         let mut memory = MemoryConfig::default();
         if let Some(flash) = merged.flash {
             // A clock set here without wait states takes them from the part's latency table.
             let from_table = match (profile, settings.clock_hz, settings.flash.and_then(|f| f.wait_states)) {
-                (Some(p), Some(hz), None) => p.wait_states_at(hz).map_err(|e| format!("model.clock: {e}"))?,
+                (Some(p), Some(hz), None) => p.wait_states_at(hz).map_err(|e| ModelError::new("model.clock", e))?,
                 _ => None,
             };
-            let wait_states = from_table.or(flash.wait_states).ok_or(
-                "model.flash: give `wait-states` (the part's flash latency at its clock, in cycles per line read)",
-            )?;
+            let wait_states = from_table.or(flash.wait_states).ok_or_else(|| {
+                ModelError::new(
+                    "model.flash",
+                    "give `wait-states` (the part's flash latency at its clock, in cycles per line read)",
+                )
+            })?;
             let region = board.layout.flash;
             let end = region.end().min(u64::from(u32::MAX)) as u32;
             memory.flash.push(FlashRegion {
@@ -546,12 +566,18 @@ impl CycleModel {
         for (key, cache) in [("icache", merged.icache.flatten()), ("dcache", merged.dcache.flatten())] {
             let Some(c) = cache else { continue };
             if memory.flash.is_empty() {
-                return Err(format!("model.{key}: a cache in front of no flash; give `model.flash` too"));
+                return Err(ModelError::new(
+                    format!("model.{key}"),
+                    "a cache in front of no flash; give `model.flash` too",
+                ));
             }
             if u64::from(c.size) > board.layout.flash.length {
-                return Err(format!(
-                    "model.{key}: a {} B cache is larger than the board's {} B of flash; give a `size` of at most that",
-                    c.size, board.layout.flash.length
+                return Err(ModelError::new(
+                    format!("model.{key}"),
+                    format!(
+                        "a {} B cache is larger than the board's {} B of flash; give a `size` of at most that",
+                        c.size, board.layout.flash.length
+                    ),
                 ));
             }
             if key == "icache" {
@@ -562,7 +588,7 @@ impl CycleModel {
         }
         memory.unified = merged.unified.unwrap_or(false);
         if memory.unified && memory.icache.is_none() {
-            return Err("model.unified: loads through an instruction cache, but `icache` is off".into());
+            return Err(ModelError::new("model.unified", "loads through an instruction cache, but `icache` is off"));
         }
         Ok(CycleModel { core, params, memory, clock_hz: merged.clock_hz, profile: profile.map(|p| p.name.clone()) })
     }
@@ -646,11 +672,11 @@ mod tests {
         };
         assert_eq!(at(168), Ok(5));
         assert_eq!(at(24), Ok(0));
-        assert!(at(200).unwrap_err().contains("at most 168 MHz"));
+        assert!(at(200).unwrap_err().to_string().contains("at most 168 MHz"));
         // A profile for another core on a board whose CPU cannot run it.
         let h5 = TimingProfile::find("stm32h563").unwrap();
         let e = CycleModel::resolve(Board::find("mps2-an385").unwrap(), Some(h5), &ModelSettings::default());
-        assert!(e.unwrap_err().contains("Cortex-M33 part"));
+        assert!(e.unwrap_err().to_string().contains("Cortex-M33 part"));
     }
 
     #[test]
