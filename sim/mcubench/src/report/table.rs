@@ -172,12 +172,9 @@ impl RunReport {
             out.push_str(&self.per_byte_table(&ids));
             out.push_str(&self.heap_table(&ids));
         }
-        out.push_str(&self.regions_table(ids.is_empty()));
-        // Firmware measured by neither KATs nor regions: its whole run at the clock.
-        if ids.is_empty()
-            && self.cells.iter().all(|c| c.regions.is_empty())
-            && self.cells.iter().any(|c| c.clock_hz.is_some())
-        {
+        out.push_str(&self.regions_table());
+        // Without KATs (whose time table lists the clocks), the whole run at each clock.
+        if ids.is_empty() && self.cells.iter().any(|c| c.clock_hz.is_some()) {
             out.push_str("\nest. time of the whole run at each cell's clock (est. cycles / clock)\n");
             out.push_str(&self.clocks());
         }
@@ -235,9 +232,8 @@ impl RunReport {
     /// Function regions: calls and per-call instructions and estimated cycles (total, min, max),
     /// one row per region and cell that measured it, with cycles per byte where the scenario
     /// gives bytes per call and a row per caller with `split: caller`; then the distinct per-call
-    /// values of regions whose calls differ. With a clock, the longest call's time; without KATs
-    /// (whose time table lists them), each cell's clock and whole-run time.
-    fn regions_table(&self, no_kats: bool) -> String {
+    /// values of regions whose calls differ. With a clock, the longest call's time.
+    fn regions_table(&self) -> String {
         if self.cells.iter().all(|c| c.regions.is_empty()) {
             return String::new();
         }
@@ -302,14 +298,7 @@ impl RunReport {
         }
         out.push_str(&render(&rows, 2));
         if clocked {
-            out.push_str("  time max: the longest call's est. cycles at the cell's clock");
-            // With KATs, the clocks are listed above their time table.
-            if no_kats {
-                out.push_str(":\n");
-                out.push_str(&self.clocks());
-            } else {
-                out.push('\n');
-            }
+            out.push_str("  time max: the longest call's est. cycles at the cell's clock\n");
         }
         if all().any(|r| !r.by_caller.is_empty()) {
             out.push_str("  ← f: the calls from function f (`split: caller`: the function that holds each call's return address)\n");
