@@ -24,7 +24,8 @@ use sha2::{Digest, Sha256};
 use crate::config::scenario::{Profile, RegionSpec, Scenario, StackStaticBudget};
 use crate::judge::verdict::{self, Outcome, Verdict};
 use crate::report::{
-    self, CellReport, CountSource, KatReport, PerCallTime, RegionReport, RunReport, SCHEMA, StackProbe, StaticStack,
+    self, CellReport, CountSource, CounterInterval, KatReport, PerCallTime, RegionReport, RunReport, SCHEMA,
+    StackProbe, StaticStack,
 };
 use crate::shard::Shard;
 use mcubench_stack::annotations::Ignored;
@@ -441,6 +442,7 @@ fn measure_cell(
         for region in &mut report.regions {
             region.time_us = PerCallTime::at(region.cycles, report.clock_hz);
         }
+        report.cycle_counter = CounterInterval::all(&r.intervals, &symbolize, report.clock_hz);
         if let (Some(p), Some(low)) = (&probe, r.probe) {
             report.stack_probe = Some(StackProbe {
                 lowest: low,

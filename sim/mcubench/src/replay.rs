@@ -111,6 +111,11 @@ pub fn replay(data: &[u8], handlers: bool, model: &ModelArgs, base: &Results) ->
             }
             Event::Load { addr, size } if data_side => cycles = cycles.wrapping_add(pricer.load(addr, size)),
             Event::Load { .. } => {}
+            Event::Abandon { index } => {
+                if let Some(c) = current {
+                    cycles = cycles.wrapping_sub(pricer.abandon(&blocks[c], index as usize));
+                }
+            }
             Event::MarkerSnapshot { index } => {
                 let tail = current.map_or(0, |c| blocks[c].cycles_after(&pricer.model, index as usize));
                 snapshots.push(cycles.wrapping_sub(tail));

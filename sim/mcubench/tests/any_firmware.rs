@@ -294,6 +294,68 @@ fn a_newlib_firmware_on_a_timing_profile_gets_time_at_its_clock() {
     assert!(table.contains("time max") && table.contains("mps2-an386/prebuilt: 168 MHz, whole run"), "{table}");
 }
 
+/// A board benchmark that times crc32 with the DWT cycle counter (firmware/c/cyccnt) and prints
+/// the difference: QEMU's counter reads 0, so it prints 0, and the report gives the estimated
+/// cycles between each pair of consecutive reads instead. Around the call they are the call's own
+/// (its function region) plus the `bl` before it and the second read; in the poll loop, one
+/// iteration a pair, every time alike. A device read costs what its instruction costs: the build
+/// that polls 1000 times more runs exactly 1000 more iterations of that loop (before device
+/// accesses were taken back, QEMU's re-run of each one added the rest of its block again:
+/// 11 instructions an iteration instead of 6).
+#[test]
+fn dwt_cycle_counter_reads_get_the_estimated_cycles_between_them() {
+    let scenario = |elf: &str| {
+        format!(
+            "name: cyccnt\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nregions: [crc32]\n\
+             verdict: {{ exit: 0, expect: ['^crc32\\(64 B\\) = 84c86088: 0 cycles$', '^poll: 0$'] }}\n",
+            common::c_firmware(elf).display()
+        )
+    };
+    let (_dir, s) = scenario_file(&scenario("cyccnt"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    let pairs = cell["cycle_counter"].as_array().expect("cycle_counter");
+    let pair = |from: &str, to: &str, count: u64| {
+        pairs
+            .iter()
+            .find(|p| {
+                p["from"].as_str().unwrap().starts_with(from)
+                    && p["to"].as_str().unwrap().starts_with(to)
+                    && p["count"] == count
+            })
+            .unwrap_or_else(|| panic!("no {from} → {to} × {count}: {pairs:?}"))
+    };
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    let region = &cell["regions"][0];
+    assert_eq!(region["calls"], 3, "{region}");
+    let call = pair("bench_crc32+", "bench_crc32+", 3);
+    let (insns, cycles) = (&call["instructions"], &call["cycles"]);
+    assert_eq!(n(insns, "min"), n(insns, "max"), "{call}");
+    assert_eq!(n(insns, "min"), n(&region["instructions"], "min") + 2, "bl, the call, the second read: {call}");
+    assert_eq!(n(cycles, "min"), n(cycles, "max"), "{call}");
+    assert!(n(cycles, "min") >= n(&region["cycles"], "min") + 2, "{call} {region}");
+    let poll = pair("poll+", "poll+", 999);
+    let (poll_insns, poll_cycles) = (n(&poll["instructions"], "min"), n(&poll["cycles"], "min"));
+    assert_eq!((n(&poll["instructions"], "max"), n(&poll["cycles"], "max")), (poll_insns, poll_cycles), "{poll}");
+    assert!((3..=8).contains(&poll_insns), "{poll}");
+
+    let (_dir2, s2) = scenario_file(&scenario("cyccnt-2000"));
+    let (code, json2, raw) = run_json(&s2, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let more = one_cell(&json2);
+    for (key, per_iteration) in [("instructions_total", poll_insns), ("cycles_total", poll_cycles)] {
+        assert_eq!(n(more, key) - n(cell, key), 1000 * per_iteration, "{key}");
+    }
+
+    let out = common::mcubench().arg("run").arg(&s).output().unwrap();
+    let table = text(&out);
+    assert!(
+        table.contains("DWT cycle counter reads (CYCCNT reads 0 under QEMU)") && table.contains("poll+0x"),
+        "{table}"
+    );
+}
+
 #[test]
 fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
     let (_dir, s) =

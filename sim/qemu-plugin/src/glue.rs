@@ -3,13 +3,13 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_uint, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mcubench_thumb::Decoder;
 use mcubench_timing::run::{ExceptionEvent, Pricer, TbPrice};
 use mcubench_wire::trace::{Event, TraceWriter};
-use mcubench_wire::{Cycles, Marker, PluginArgs, StackProbeRange};
+use mcubench_wire::{Cycles, DWT_CYCCNT, Interval, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::sys::{qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_tb};
@@ -48,6 +48,20 @@ fn on_vcpu_0(vcpu: c_uint) -> bool {
 /// Estimated cycles: what the run-time pricer ([`Pricer`]) prices per TB, added by the TB's exec
 /// callback (the previous TB's taken-branch refill included), plus data-load stalls.
 static CYCLES: Counter = Counter::new();
+
+/// The TB whose exec callback ran last (with cycles on): a device access that QEMU re-runs in a
+/// block of its own ([`on_device_access`]) stopped this one.
+static LAST_TB: AtomicPtr<TbInfo> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The firmware's reads of the DWT cycle counter (QEMU's reads 0): the last read's address and
+/// counts through it, and the intervals between consecutive reads.
+struct CounterReads {
+    last: Option<(u32, u64, u64)>,
+    intervals: std::collections::BTreeMap<(u32, u32), Interval>,
+}
+
+static COUNTER_READS: Mutex<CounterReads> =
+    Mutex::new(CounterReads { last: None, intervals: std::collections::BTreeMap::new() });
 
 /// The profile node the pending refill belongs to.
 static PENDING_NODE: AtomicU32 = AtomicU32::new(0);
@@ -244,6 +258,9 @@ struct TbInfo {
     insns: u64,
     /// What the TB does to SP (stack probe; `None`: unknown or not probing).
     sp_total: Option<i32>,
+    /// SP before each instruction relative to the TB's start, when probing (else empty): where
+    /// SP is when a device access stops the TB ([`take_back`]).
+    sp_before: Box<[Option<i32>]>,
     /// Its number in the run trace (translation order), when tracing.
     trace_id: u32,
 }
@@ -376,6 +393,7 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, userdata: *mut c_void) {
     if !on_vcpu_0(vcpu) {
         return;
     }
+    LAST_TB.store(userdata as *mut TbInfo, Ordering::Relaxed);
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
     let Some(pricer) = pricer() else { return };
@@ -455,6 +473,7 @@ unsafe extern "C" fn on_tb_exec_priced<const ALL: bool>(vcpu: c_uint, userdata: 
         on_vcpu_0(vcpu);
         return;
     }
+    LAST_TB.store(userdata as *mut TbInfo, Ordering::Relaxed);
     // SAFETY: userdata is the leaked TbInfo registered with this callback.
     let tb = unsafe { &*(userdata as *const TbInfo) };
     let Some(pricer) = pricer() else { return };
@@ -493,6 +512,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 
     // Cycles: price the TB, add its fall-through cost inline, and register the exec callback.
     let mut price: Option<TbCost> = None;
+    // The TbInfo the exec callback gets (null without cycles).
+    let mut own: *const TbInfo = std::ptr::null();
     // Which instructions store (for the stack probe); `None`: unknown, probe them all.
     let mut stores: Option<Vec<bool>> = None;
     // Per marker instruction: the cycles of the TB's instructions after it.
@@ -518,12 +539,16 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             arg: None,
             insns: n as u64,
             sp_total: None,
+            sp_before: Box::default(),
             trace_id: 0,
         };
         match result {
             Ok(c) => {
                 stores = Some(c.stores.clone());
                 info.sp_total = c.sp.total;
+                if state.config.stack_probe.is_some() {
+                    info.sp_before = c.sp.before.clone().into_boxed_slice();
+                }
                 info.price = TbPrice::new(model, pricer.memory(), start, c.insns.clone(), handler);
                 if let Some(f) = &state.functions {
                     let (func, func_entry) = f.lookup(start);
@@ -572,6 +597,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             (false, _) => on_tb_exec,
         };
         let userdata = Box::into_raw(Box::new(info)) as *mut c_void;
+        own = userdata as *const TbInfo;
         unsafe {
             qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(raw, Some(callback), flags, userdata);
         }
@@ -583,6 +609,25 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), price.as_ref().map(|p| &p.sp), probe);
+    }
+    // Under -icount QEMU re-runs a device access alone, in a one-instruction TB: watch those.
+    if n == 1
+        && !own.is_null()
+        && let Some(p) = &price
+        && p.insns.first().is_some_and(|i| i.mem.is_some())
+        && let Ok(insn) = tb.instruction(0)
+    {
+        let own = own as usize;
+        let pc = start;
+        insn.register_memory_access_callback(
+            move |vcpu, info, vaddr| {
+                if vcpu == 0 {
+                    on_device_access(own as *const TbInfo, pc, !info.is_store() && vaddr == u64::from(DWT_CYCCNT));
+                }
+            },
+            // QEMU 7.2 filters callbacks by access type wrongly (see probe_stores).
+            MemRW::QEMU_PLUGIN_MEM_RW,
+        );
     }
     // Loads are watched when they cost something, and when tracing a run with flash (a replay
     // may give the flash wait states).
@@ -635,6 +680,60 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             },
             MemRW::QEMU_PLUGIN_MEM_RW,
         );
+    }
+}
+
+/// An access by the one instruction at `pc` of a one-instruction TB (`own`). When that TB's exec
+/// callback did not run, QEMU is re-running a device-register access on its own
+/// (`cpu_io_recompile` under -icount: such a block gets memory callbacks only): the TB that ran
+/// last stopped at this instruction, and its instructions after it, whose instructions and
+/// cycles its exec callback already added, did not run; the TB QEMU goes on with runs them.
+/// Takes them back, so the counts are exact across device accesses (the pricer and the
+/// profile then treat that TB as cut after the access). `cyccnt`: the access reads the DWT cycle
+/// counter; the counts through it are then a read of the estimate ([`CounterReads`]).
+fn on_device_access(own: *const TbInfo, pc: u32, cyccnt: bool) {
+    let last = LAST_TB.load(Ordering::Relaxed);
+    if std::ptr::eq(last, own) {
+        return;
+    }
+    // An instruction with several accesses (LDM) calls back once per access: settle once.
+    LAST_TB.store(own as *mut TbInfo, Ordering::Relaxed);
+    // SAFETY: TbInfo values are leaked at translation and never freed.
+    if let Some(stopped) = unsafe { last.as_ref() }
+        && let Some(index) = stopped.price.index_of(pc)
+    {
+        take_back(stopped, index, pc);
+    }
+    if cyccnt {
+        let (insns, cycles) = (INSNS.get(), CYCLES.get());
+        let mut reads = COUNTER_READS.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((from, i, c)) = reads.last {
+            reads.intervals.entry((from, pc)).or_default().add(insns.wrapping_sub(i), cycles.wrapping_sub(c));
+        }
+        reads.last = Some((pc, insns, cycles));
+    }
+}
+
+/// [`on_device_access`]: TB `stopped` ran up to its instruction `index` (at `pc`) only.
+fn take_back(stopped: &TbInfo, index: usize, pc: u32) {
+    let not_run = stopped.insns.saturating_sub(index as u64 + 1);
+    let Some(p) = pricer() else { return };
+    if not_run == 0 {
+        return;
+    }
+    let cycles = p.abandon(&stopped.price, index);
+    INSNS.add(not_run.wrapping_neg());
+    CYCLES.add(cycles.wrapping_neg());
+    if let Some(t) = trace() {
+        t.writer.event(&Event::Abandon { index: index as u32 });
+    }
+    let next = stopped.price.after(index).unwrap_or(pc);
+    if let Some(shadow) = shadow() {
+        shadow.profile.stopped(PENDING_NODE.load(Ordering::Relaxed), cycles, not_run, next);
+    }
+    // The next TB starts from SP after the access, not after the whole TB.
+    if let Some(t) = sp_track() {
+        t.total = stopped.sp_before.get(index + 1).copied().flatten();
     }
 }
 
@@ -758,7 +857,8 @@ fn on_exit(_id: qemu_plugin_id_t) {
         }
     }
     let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
-    let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks };
+    let intervals = std::mem::take(&mut COUNTER_READS.lock().unwrap_or_else(|p| p.into_inner()).intervals);
+    let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks, intervals };
     let text = regions.results(INSNS.get(), cycles, extra).write();
     let mut file = state.out.lock().unwrap_or_else(|p| p.into_inner());
     if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {

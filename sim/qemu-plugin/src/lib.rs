@@ -27,11 +27,14 @@
 //! its whole TB, so the snapshot is `counter - (instructions after the store in that TB)`: the
 //! exact count up to and including the store.
 //!
-//! One known inexactness affects only the whole-run `insns` total, not regions: under `-icount`,
-//! a device-register access in the middle of a TB makes QEMU abandon the TB and re-run its head
-//! as a new block (`cpu_io_recompile`); the abandoned TB's add has already happened. So
-//! firmware that reads SysTick adds a few instructions to `insns` per read outside regions.
-//! Marker functions and measured operations touch no device registers.
+//! Device accesses: under `-icount` QEMU stops a TB at a device-register access, re-runs the
+//! access alone in a one-instruction TB that gets memory callbacks only, and goes on with a new
+//! TB after it (`cpu_io_recompile`), so the stopped TB's instructions after the access were
+//! added but run again in that new TB. With `core=`, a memory callback on the instruction of
+//! every one-instruction TB recognises the re-run (the TB's exec callback did not run) and takes
+//! them back, instructions and cycles (the glue's `on_device_access`); the same callback reads
+//! the firmware's reads of the DWT cycle counter. Without `core=` (counting only), each device
+//! access outside regions adds the rest of its TB to `insns`.
 //!
 //! # Cycle estimates
 //!

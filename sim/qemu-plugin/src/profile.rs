@@ -234,6 +234,21 @@ impl Profile {
         self.stack.last().expect("never empty after enter").node
     }
 
+    /// The last TB stopped at a device access before its instruction at `next` (see
+    /// `mcubench_timing::run::Pricer::abandon`): its node gives back the `cycles` and `insns`
+    /// of the instructions that did not run, and the TB counts as cut there, so the TB that goes
+    /// on at `next` continues it (no call, return or exception seen between them).
+    pub fn stopped(&mut self, node: u32, cycles: u64, insns: u64, next: u32) {
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.cycles = n.cycles.saturating_sub(cycles);
+            n.insns = n.insns.saturating_sub(insns);
+        }
+        if let Some(prev) = &mut self.prev {
+            prev.end = End::Next;
+            prev.fall = next;
+        }
+    }
+
     /// Adds cost to a node (the one [`Profile::enter`] returned).
     pub fn add(&mut self, node: u32, cycles: u64, insns: u64) {
         let n = &mut self.nodes[node as usize];
@@ -294,7 +309,7 @@ mod tests {
         let text = mcubench_wire::Results { stacks: p.stacks(), ..Default::default() }.write();
         assert_eq!(
             text,
-            "mcubench-qemu-plugin/4\ninsns 0\n\
+            "mcubench-qemu-plugin/5\ninsns 0\n\
              stack cycles=70 insns=2 frames=0\nstack cycles=20 insns=1 frames=0;1\n\
              stack cycles=80 insns=2 frames=0;2\nstack cycles=40 insns=1 frames=0;2;3\nend\n"
         );

@@ -45,12 +45,12 @@
 //! At exit, [`Regions::results`] turns the statistics into `mcubench-wire`'s [`Results`] (the
 //! results file's format is documented there): `region` lines per id, `open` lines for the
 //! activations still open, `error` lines for unbalanced exits. `insns` is the whole run's count,
-//! TB-granular (see the crate documentation for why it may be slightly above the truth when
-//! firmware reads device registers mid-block; region counts are not affected).
+//! TB-granular (see the crate documentation for device accesses, which it counts exactly only
+//! with cycles on).
 
 use std::collections::BTreeMap;
 
-use mcubench_wire::{Cycles, OpenRegion, RegionStats, Results, StackCost};
+use mcubench_wire::{Cycles, Interval, OpenRegion, RegionStats, Results, StackCost};
 
 /// Adds one completed activation from `start` to `end` whose probed stores reached `low`
 /// (`u32::MAX`: none) to `stats`, begun with SP `sp` when probing (`Some(None)`: SP unknown);
@@ -99,6 +99,8 @@ pub struct Extra<'a> {
     pub probe: Option<u32>,
     /// The profile's `stack` lines.
     pub stacks: Vec<StackCost>,
+    /// DWT cycle-counter read intervals (`interval` lines, written with a cycle total only).
+    pub intervals: BTreeMap<(u32, u32), Interval>,
 }
 
 /// Open activations and per-id statistics.
@@ -168,6 +170,7 @@ impl Regions {
             open: self.open.iter().map(|&(id, at, ..)| OpenRegion { id, at: at.insns }).collect(),
             probe: extra.probe.map(|low| (low != u32::MAX).then_some(low)),
             stacks: extra.stacks,
+            intervals: if with_cycles { extra.intervals } else { BTreeMap::new() },
             errors: self.errors.clone(),
         }
     }
@@ -196,7 +199,7 @@ mod tests {
         assert_eq!(r.stats()[&2].total, 5);
         assert_eq!(
             r.results(7, None, Extra::default()).write(),
-            "mcubench-qemu-plugin/4\ninsns 7\n\
+            "mcubench-qemu-plugin/5\ninsns 7\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5\nend\n"
         );
@@ -207,7 +210,7 @@ mod tests {
                 Extra { stacks: vec![StackCost { frames: vec![Some(0)], cycles: 1, insns: 1 }], ..Extra::default() }
             )
             .write(),
-            "mcubench-qemu-plugin/4\ninsns 7\ncycles 20\nmodel m4\n\
+            "mcubench-qemu-plugin/5\ninsns 7\ncycles 20\nmodel m4\n\
              region id=1 entries=2 completed=2 total=150 min=50 max=100 cycles=300 cycles_min=100 cycles_max=200\n\
              region id=2 entries=1 completed=1 total=5 min=5 max=5 cycles=10 cycles_min=10 cycles_max=10\n\
              stack cycles=1 insns=1 frames=0\nend\n"
@@ -251,7 +254,7 @@ mod tests {
         functions
             .insert(0, RegionStats { entries: 1, completed: 1, total: 3, min: 3, max: 3, ..RegionStats::default() });
         let text = r
-            .results(60, None, Extra { functions: Some(&functions), probe: Some(0x2000_00e0), stacks: Vec::new() })
+            .results(60, None, Extra { functions: Some(&functions), probe: Some(0x2000_00e0), ..Extra::default() })
             .write();
         assert!(
             text.contains(

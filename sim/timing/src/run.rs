@@ -230,6 +230,17 @@ impl TbPrice {
             _ => 0,
         }
     }
+
+    /// The index of the instruction at `addr` (`None`: no instruction of the block starts there).
+    pub fn index_of(&self, addr: u32) -> Option<usize> {
+        self.straight.as_ref()?.insns.binary_search_by_key(&addr, |i| i.addr).ok()
+    }
+
+    /// The address after instruction `index` (`None`: no such instruction).
+    pub fn after(&self, index: usize) -> Option<u32> {
+        let i = self.straight.as_ref()?.insns.get(index)?;
+        Some(i.addr.wrapping_add(u32::from(i.len)))
+    }
 }
 
 /// What happened before a block, for the plugin's stack tracking.
@@ -492,6 +503,50 @@ impl Pricer {
         penalty
     }
 
+    /// Block `tb`, the last one [`Pricer::enter`] priced, stopped after its instruction `index`:
+    /// under `-icount` QEMU cannot let a device-register access run inside a block, so it ends the
+    /// block at the access (the instructions before it have run), runs the access alone in a
+    /// block that gets no exec callback, and goes on with a new block at the next instruction
+    /// (`cpu_io_recompile`). `tb`'s whole price was added when it started: this returns the
+    /// (fresh-priced) cycles of its instructions after `index`, which the caller takes back, and
+    /// leaves the pricer as if `tb` had been cut after `index`, so that the next block continues
+    /// it as straight-line code (no refill, no branch entry, the pipeline state carried). 0 and
+    /// nothing changed when `index` is `tb`'s last instruction: then nothing was added twice.
+    pub fn abandon(&mut self, tb: &TbPrice, index: usize) -> u64 {
+        let Some(s) = &tb.straight else { return 0 };
+        let Some(next) = s.insns.get(index + 1).map(|i| i.addr) else { return 0 };
+        let (head, after) = self.model.block_after(None, &s.insns[..=index]);
+        self.sequential = next;
+        self.pending_fall = next;
+        self.pending_extra = 0;
+        self.flow = Some((next, self.contexts.number(after.as_ref())));
+        // The block's own branch did not run: nothing for the predictor, no call or return.
+        self.pending_branch = None;
+        self.after_setter = None;
+        if let Some(e) = &mut self.exceptions {
+            e.prev_target = u32::MAX;
+            match tb.kind {
+                EndKind::Call => {
+                    if let Some(d) = e.depths.last_mut() {
+                        *d = d.saturating_sub(1);
+                    }
+                }
+                // A return at depth 0 left the exception (exit pending); any other lowered it.
+                EndKind::Return if e.exit_pending => {
+                    e.exit_pending = false;
+                    e.depths.push(0);
+                }
+                EndKind::Return => {
+                    if let Some(d) = e.depths.last_mut() {
+                        *d += 1;
+                    }
+                }
+                EndKind::Other => {}
+            }
+        }
+        tb.cost.saturating_sub(head.fall_through)
+    }
+
     /// Stall cycles of a data load of `size` bytes at `addr` (the memory system's data side).
     pub fn load(&mut self, addr: u32, size: u32) -> u64 {
         self.memory.as_mut().map_or(0, |m| m.load(addr, size))
@@ -623,6 +678,43 @@ mod tests {
         }
         // Three loop blocks (2 each), two taken refills (1 each), bx lr (1 + P = 2).
         assert_eq!(total, 3 * 2 + 2 + 2);
+    }
+
+    /// A device read that QEMU runs on its own (`cpu_io_recompile`): the loop block
+    /// `ldr r0, [r1]; subs r3, #1; bne` is priced whole when it starts, stopped after the load,
+    /// and continued by a block from the `subs`. With the stopped block's tail taken back
+    /// ([`Pricer::abandon`]), the run costs what it costs when the load reads RAM, on every core
+    /// (the continuation carries the pipeline state across the cut; on the M7 the predictor
+    /// sees the same branches). Abandoning at the last instruction changes nothing.
+    #[test]
+    fn a_block_stopped_at_a_device_access_costs_what_the_whole_block_costs() {
+        for core in [Core::CortexM0, Core::CortexM3, Core::CortexM4, Core::CortexM33, Core::CortexM7] {
+            let model = Model::new(core);
+            // ldr r0, [r1]; subs r3, #1; bne 0x100 at 0x100; the same from the subs at 0x102;
+            // bx lr at 0x106.
+            let body = block(&model, 0x100, &[0x6808, 0x3b01, 0xd1fc]);
+            let tail = block(&model, 0x102, &[0x3b01, 0xd1fc]);
+            let ret = block(&model, 0x106, &[0x4770]);
+            let step = |p: &mut Pricer, tb: &TbPrice| {
+                let s = p.enter(tb);
+                s.exception.wrapping_add(s.taken).wrapping_add(s.own)
+            };
+            let mut ram = Pricer::new(model.clone(), &MemoryConfig::default(), true);
+            let mut device = Pricer::new(model.clone(), &MemoryConfig::default(), true);
+            let (mut a, mut b) = (0u64, 0u64);
+            for _ in 0..3 {
+                a = a.wrapping_add(step(&mut ram, &body));
+                b = b.wrapping_add(step(&mut device, &body));
+                b = b.wrapping_sub(device.abandon(&body, 0));
+                b = b.wrapping_add(step(&mut device, &tail));
+            }
+            a = a.wrapping_add(step(&mut ram, &ret));
+            b = b.wrapping_add(step(&mut device, &ret));
+            assert_eq!(b, a, "{core}");
+            assert_eq!(device.abandon(&ret, 0), 0, "{core}");
+            assert_eq!(body.index_of(0x102), Some(1));
+            assert_eq!(body.index_of(0x103), None);
+        }
     }
 
     /// Cortex-M7: a loop's `subs; bne` (flags set right before: 8 cycles a misprediction) run

@@ -29,4 +29,6 @@ pub use cpu::{Core, UnknownCore};
 pub use error::Error;
 pub use functions::{Function, FunctionsFile};
 pub use memory::{CacheGeometry, FlashRegion, MemoryConfig};
-pub use results::{CALLS_KEPT, Call, Cycles, HEADER, OpenRegion, RegionStats, Results, Site, StackCost};
+pub use results::{
+    CALLS_KEPT, Call, Cycles, DWT_CYCCNT, HEADER, Interval, OpenRegion, RegionStats, Results, Site, StackCost,
+};

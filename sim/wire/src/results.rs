@@ -1,12 +1,12 @@
 //! The results file (`out=`): what the plugin measured, written once at QEMU exit
 //! ([`Results::write`]) and read by the host ([`Results::parse`]).
 //!
-//! # Format (version 4)
+//! # Format (version 5)
 //!
 //! Line-oriented text:
 //!
 //! ```text
-//! mcubench-qemu-plugin/4
+//! mcubench-qemu-plugin/5
 //! insns <n>
 //! cycles <n>                      (with core=, when every executed block could be priced)
 //! cycles-unavailable <reason>     (with core=, instead of `cycles`: e.g. an undecodable instruction ran)
@@ -16,6 +16,7 @@
 //! site id=<id>[ ret=<addr>] completed=<n> total=<n> min=<n> max=<n>[ cycles=<n> cycles_min=<n> cycles_max=<n>]
 //! call id=<id> insns=<n>[ cycles=<n>][ ret=<addr>][ bytes=<n>]
 //! open id=<id> at=<snapshot>
+//! interval from=<pc> to=<pc> count=<n> total=<n> min=<n> max=<n> cycles=<n> cycles_min=<n> cycles_max=<n>
 //! probe low=<addr>|none           (with stack=: lowest stack address written in the whole run)
 //! stack cycles=<n> insns=<n> frames=<i;j;...>   (with profile=on: one per call-tree node)
 //! error <free text to end of line>
@@ -43,6 +44,12 @@
 //!   completed activations of a region have a `call` line; later ones count in the totals and
 //!   the sites only.
 //!
+//! `interval` lines (with `cycles` only) are the firmware's reads of the DWT cycle counter
+//! (`CYCCNT`, 0xE0001004), which QEMU does not model (it reads 0): one line per pair of read
+//! instructions `from` → `to` (decimal addresses) that ran one after the other, with the
+//! instructions and estimated cycles from the first read (exclusive) to the second (inclusive)
+//! over the `count` times that pair ran, in ascending (`from`, `to`) order. See [`Interval`].
+//!
 //! A
 //! `stack` line's frames are indices into the functions file, outermost first, `-` for code
 //! outside every function. Free text (model, reason, error) is one line: line breaks become
@@ -60,7 +67,7 @@ use crate::Error;
 
 /// First line of a results file: the format and its version. Both sides use this constant; it
 /// changes whenever the format does.
-pub const HEADER: &str = "mcubench-qemu-plugin/4";
+pub const HEADER: &str = "mcubench-qemu-plugin/5";
 
 /// How many completed activations of one region the plugin keeps one by one
 /// ([`RegionStats::calls`]); later ones count only in the totals and the sites.
@@ -136,6 +143,33 @@ impl Site {
     }
 }
 
+/// The runs of one pair of consecutive DWT cycle-counter reads: what the firmware's own
+/// `CYCCNT` difference between them would have measured on the board, as estimated here. Like a
+/// marker snapshot, a read is taken through its own instruction: an interval counts the
+/// instructions after the first read up to and including the second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Interval {
+    pub count: u64,
+    /// Instructions: sum, minimum and maximum over the runs.
+    pub insns: (u64, u64, u64),
+    /// Estimated cycles: sum, minimum and maximum over the runs.
+    pub cycles: (u64, u64, u64),
+}
+
+impl Interval {
+    /// Adds one run of `insns` instructions and `cycles` cycles.
+    pub fn add(&mut self, insns: u64, cycles: u64) {
+        let first = self.count == 0;
+        let fold = |(sum, min, max): (u64, u64, u64), v: u64| (sum + v, if first { v } else { min.min(v) }, max.max(v));
+        self.insns = fold(self.insns, insns);
+        self.cycles = fold(self.cycles, cycles);
+        self.count += 1;
+    }
+}
+
+/// The DWT cycle counter's address (`DWT_CYCCNT`): a load from it is a read of the counter.
+pub const DWT_CYCCNT: u32 = 0xE000_1004;
+
 /// An activation still open when QEMU exited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenRegion {
@@ -166,7 +200,8 @@ pub struct Cycles {
 /// A complete results file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Results {
-    /// Whole-run instructions (TB-granular: device-register reads outside regions may add a few).
+    /// Whole-run instructions (exact with cycles on; counting only, each device-register access
+    /// outside regions adds the rest of its TB).
     pub insns: u64,
     /// `None` without `core=`.
     pub cycles: Option<Cycles>,
@@ -176,6 +211,8 @@ pub struct Results {
     pub functions: BTreeMap<u32, RegionStats>,
     /// Activations still open at exit, innermost last.
     pub open: Vec<OpenRegion>,
+    /// DWT cycle-counter read pairs by (first read's address, second read's address).
+    pub intervals: BTreeMap<(u32, u32), Interval>,
     /// Stack probe: `Some(lowest address written)` when probing (`Some(None)`: no probed store).
     pub probe: Option<Option<u32>>,
     /// The profile (with `profile=on`).
@@ -276,6 +313,15 @@ impl Results {
         for o in &self.open {
             let _ = writeln!(out, "open id={} at={}", o.id, o.at);
         }
+        for ((from, to), i) in &self.intervals {
+            let (t, tmin, tmax) = i.insns;
+            let (c, cmin, cmax) = i.cycles;
+            let _ = writeln!(
+                out,
+                "interval from={from} to={to} count={} total={t} min={tmin} max={tmax} cycles={c} cycles_min={cmin} cycles_max={cmax}",
+                i.count
+            );
+        }
         match self.probe {
             None => {}
             Some(None) => out.push_str("probe low=none\n"),
@@ -345,7 +391,7 @@ impl Results {
                         ),
                     })
                 }
-                "region" | "open" | "function" | "site" | "call" => {
+                "region" | "open" | "function" | "site" | "call" | "interval" => {
                     let mut f = BTreeMap::new();
                     for token in rest.split(' ') {
                         let (k, v) = token.split_once('=').ok_or_else(|| bad("not key=value"))?;
@@ -354,11 +400,30 @@ impl Results {
                             return Err(bad("repeated field"));
                         }
                     }
-                    let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
-                    let id = u32::try_from(take("id")?).map_err(|_| bad("id out of range"))?;
                     let with_cycles = matches!(cycles, Some(Ok(_)));
                     let address =
                         |v: u64, what: &str| u32::try_from(v).map_err(|_| bad(&format!("{what} out of range")));
+                    if kind == "interval" {
+                        if !with_cycles {
+                            return Err(bad("an interval without a cycle total"));
+                        }
+                        let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
+                        let pair = (address(take("from")?, "from")?, address(take("to")?, "to")?);
+                        let i = Interval {
+                            count: take("count")?,
+                            insns: (take("total")?, take("min")?, take("max")?),
+                            cycles: (take("cycles")?, take("cycles_min")?, take("cycles_max")?),
+                        };
+                        if let Some(k) = f.keys().next() {
+                            return Err(bad(&format!("unknown field `{k}`")));
+                        }
+                        if i.count == 0 || r.intervals.insert(pair, i).is_some() {
+                            return Err(bad("an interval that never ran, or listed twice"));
+                        }
+                        continue;
+                    }
+                    let mut take = |k: &str| f.remove(k).ok_or_else(|| bad(&format!("no `{k}`")));
+                    let id = u32::try_from(take("id")?).map_err(|_| bad("id out of range"))?;
                     match kind {
                         "open" => r.open.push(OpenRegion { id, at: take("at")? }),
                         "site" | "call" => {

@@ -14,6 +14,8 @@
 //!   and size, and a mark for a load from anywhere else (runs of them collapsed: what the memory
 //!   system does with one it does with several);
 //! * each marker-store snapshot, with the index of the storing instruction in the running block;
+//! * each block QEMU stopped at a device-register access (`cpu_io_recompile`, see
+//!   `mcubench_timing::run::Pricer::abandon`), with the index of the accessing instruction;
 //! * at the end, every completed region activation: marker region or function region, its id
 //!   and the numbers of its first and last snapshots (snapshots are numbered in order, both kinds
 //!   together).
@@ -25,13 +27,15 @@
 use std::io::Write;
 
 /// The first line of a trace file; bumped when the format changes.
-pub const TRACE_HEADER: &str = "mcubench-trace 2\n";
+pub const TRACE_HEADER: &str = "mcubench-trace 3\n";
 
 const EXEC: u64 = 0;
 const EXEC_SNAP: u64 = 1;
 const BLOCK: u64 = 2;
 const LOAD: u64 = 3;
-// 4: loads outside the flash (trace format 1); they change nothing, so format 2 has none.
+// 4: loads outside the flash in trace format 1 (they change nothing, so format 2 has none);
+// blocks stopped at a device access since format 3.
+const ABANDON: u64 = 4;
 const MARKER_SNAP: u64 = 5;
 const ACTIVATION: u64 = 6;
 const END: u64 = 7;
@@ -47,6 +51,8 @@ pub enum Event<'a> {
     Load { addr: u32, size: u32 },
     /// A marker store by instruction `index` of the running block: a snapshot.
     MarkerSnapshot { index: u32 },
+    /// The running block stopped after its instruction `index`, a device-register access.
+    Abandon { index: u32 },
     /// A completed activation of region `id` (`function`: a function region, else a marker
     /// region) from snapshot `first` to snapshot `last`.
     Activation { function: bool, id: u32, first: u64, last: u64 },
@@ -82,6 +88,7 @@ pub fn encode(buf: &mut Vec<u8>, event: &Event<'_>) {
             put(buf, u64::from(addr));
         }
         Event::MarkerSnapshot { index } => put(buf, u64::from(index) << 3 | MARKER_SNAP),
+        Event::Abandon { index } => put(buf, u64::from(index) << 3 | ABANDON),
         Event::Activation { function, id, first, last } => {
             put(buf, u64::from(function) << 3 | ACTIVATION);
             put(buf, u64::from(id));
@@ -192,6 +199,7 @@ impl<'a> TraceReader<'a> {
             }
             LOAD => Event::Load { size: high()?, addr: self.u32()? },
             MARKER_SNAP => Event::MarkerSnapshot { index: high()? },
+            ABANDON => Event::Abandon { index: high()? },
             ACTIVATION => Event::Activation {
                 function: v >> 3 != 0,
                 id: self.u32()?,
@@ -215,6 +223,7 @@ mod tests {
             Event::Exec { id: 70_000, snapshot: true },
             Event::Load { addr: 0x0800_1234, size: 8 },
             Event::MarkerSnapshot { index: 3 },
+            Event::Abandon { index: 2 },
             Event::Activation { function: true, id: 2, first: 5, last: 1 << 40 },
             Event::Activation { function: false, id: 0, first: 0, last: 1 },
         ];
@@ -233,6 +242,7 @@ mod tests {
         want.push(Event::End);
         assert_eq!(back, want);
         assert!(TraceReader::new(b"mcubench-trace 1\n").is_err(), "format 1 had loads outside the flash");
+        assert!(TraceReader::new(b"mcubench-trace 2\n").is_err(), "format 2 had no stopped blocks");
         let mut cut = TraceReader::new(&data[..data.len() - 3]).unwrap();
         let e = std::iter::from_fn(|| cut.next_event().transpose()).find_map(Result::err).unwrap();
         assert!(e.contains("truncated"), "{e}");

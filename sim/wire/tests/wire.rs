@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use mcubench_wire::{
-    CALLS_KEPT, Call, Core, Cycles, Function, FunctionsFile, HEADER, Marker, Markers, OpenRegion, PluginArgs,
-    RegionStats, Results, Site, StackCost, StackProbeRange, WaitStates,
+    CALLS_KEPT, Call, Core, Cycles, DWT_CYCCNT, Function, FunctionsFile, HEADER, Interval, Marker, Markers, OpenRegion,
+    PluginArgs, RegionStats, Results, Site, StackCost, StackProbeRange, WaitStates,
 };
 
 const CAPTURED_RESULTS: &str = include_str!("data/kernels-an386.results");
@@ -250,6 +250,7 @@ fn results_round_trip() {
         ]),
         functions: BTreeMap::from([(1, stats(8, Some((16, 4, 4)), None)), (2, per_call(true))]),
         open: vec![OpenRegion { id: 3, at: 900 }, OpenRegion { id: 4, at: 950 }],
+        intervals: BTreeMap::from([((0x100, 0x104), Interval { count: 2, insns: (6, 3, 3), cycles: (8, 4, 4) })]),
         probe: Some(Some(0x2000_00f0)),
         stacks: vec![
             StackCost { frames: vec![Some(0)], cycles: 20, insns: 8 },
@@ -276,7 +277,7 @@ fn results_round_trip() {
         errors: vec!["e\nf".into()],
         ..Results::default()
     };
-    assert_eq!(r.write(), "mcubench-qemu-plugin/4\ninsns 0\ncycles-unavailable c  d\nmodel a b\nerror e f\nend\n");
+    assert_eq!(r.write(), "mcubench-qemu-plugin/5\ninsns 0\ncycles-unavailable c  d\nmodel a b\nerror e f\nend\n");
 }
 
 #[test]
@@ -289,7 +290,7 @@ fn sites_and_calls_follow_their_region_line() {
     };
     assert_eq!(
         r.write(),
-        "mcubench-qemu-plugin/4\ninsns 100\ncycles 300\nmodel m\n\
+        "mcubench-qemu-plugin/5\ninsns 100\ncycles 300\nmodel m\n\
          function id=2 entries=4 completed=3 total=60 min=10 max=30 cycles=130 cycles_min=20 cycles_max=70\n\
          site id=2 completed=1 total=30 min=30 max=30 cycles=70 cycles_min=70 cycles_max=70\n\
          site id=2 ret=261 completed=2 total=30 min=10 max=20 cycles=60 cycles_min=20 cycles_max=40\n\
@@ -331,9 +332,36 @@ fn the_captured_results_file_parses_and_writes_back_byte_identical() {
 }
 
 #[test]
+fn cycle_counter_intervals_round_trip() {
+    let mut once = Interval::default();
+    once.add(40, 57);
+    let mut loop_ = Interval::default();
+    for (i, c) in [(9, 14), (7, 11), (9, 16)] {
+        loop_.add(i, c);
+    }
+    assert_eq!(loop_, Interval { count: 3, insns: (25, 7, 9), cycles: (41, 11, 16) });
+    let r = Results {
+        insns: 100,
+        cycles: Some(Cycles { model: "m".into(), total: Ok(300) }),
+        intervals: BTreeMap::from([((0x200, 0x20c), once), ((0x210, 0x210), loop_)]),
+        ..Results::default()
+    };
+    let text = r.write();
+    assert_eq!(
+        text,
+        "mcubench-qemu-plugin/5\ninsns 100\ncycles 300\nmodel m\n\
+         interval from=512 to=524 count=1 total=40 min=40 max=40 cycles=57 cycles_min=57 cycles_max=57\n\
+         interval from=528 to=528 count=3 total=25 min=7 max=9 cycles=41 cycles_min=11 cycles_max=16\n\
+         end\n"
+    );
+    assert_eq!(Results::parse(&text).unwrap(), r);
+    assert_eq!(DWT_CYCCNT, 0xE000_1004);
+}
+
+#[test]
 fn single_activations() {
     let r = Results::parse(
-        "mcubench-qemu-plugin/4\ninsns 1000\n\
+        "mcubench-qemu-plugin/5\ninsns 1000\n\
          region id=0 entries=1 completed=1 total=500 min=500 max=500\n\
          region id=3 entries=2 completed=1 total=7 min=7 max=7\nopen id=3 at=900\nerror oops\nend\n",
     )
@@ -353,8 +381,8 @@ const F0: &str = "function id=0 entries=1 completed=1 total=1 min=1 max=1";
 fn malformed_results_are_errors_naming_the_line() {
     let h = HEADER;
     for (text, line, expected) in [
-        (String::new(), Some(1), "not a `mcubench-qemu-plugin/4`".to_string()),
-        ("mcubench-qemu-plugin/3\ninsns 1\nend\n".into(), Some(1), "not a `mcubench-qemu-plugin/4`".into()),
+        (String::new(), Some(1), "not a `mcubench-qemu-plugin/5`".to_string()),
+        ("mcubench-qemu-plugin/3\ninsns 1\nend\n".into(), Some(1), "not a `mcubench-qemu-plugin/5`".into()),
         (format!("{h}\ninsns 5\n"), None, "partial results file".into()),
         (format!("{h}\nend\n"), None, "lacks `insns`".into()),
         (format!("{h}\ninsns x\nend\n"), Some(2), "line 2: bad instruction count: `insns x`".into()),
@@ -397,6 +425,27 @@ fn malformed_results_are_errors_naming_the_line() {
         (format!("{h}\ninsns 1\nprobe low=x\nend\n"), Some(3), "bad probe".into()),
         (format!("{h}\ninsns 1\nprobe low=none\nprobe low=none\nend\n"), Some(4), "probe given twice".into()),
         (format!("{h}\ninsns 1\nopen id=1\nend\n"), Some(3), "no `at`".into()),
+        (
+            format!(
+                "{h}\ninsns 1\ninterval from=1 to=2 count=1 total=1 min=1 max=1 cycles=1 cycles_min=1 cycles_max=1\nend\n"
+            ),
+            Some(3),
+            "an interval without a cycle total".into(),
+        ),
+        (
+            format!(
+                "{h}\ninsns 1\ncycles 2\nmodel m\ninterval from=1 to=2 count=1 total=1 min=1 max=1 cycles=1\nend\n"
+            ),
+            Some(5),
+            "no `cycles_min`".into(),
+        ),
+        (
+            format!(
+                "{h}\ninsns 1\ncycles 2\nmodel m\ninterval from=1 to=2 count=0 total=0 min=0 max=0 cycles=0 cycles_min=0 cycles_max=0\nend\n"
+            ),
+            Some(5),
+            "never ran".into(),
+        ),
         (format!("{h}\ninsns 1\ncall id=0 insns=1\nend\n"), Some(3), "`call` line does not follow its region".into()),
         (
             format!("{h}\ninsns 1\n{F0}\nsite id=1 completed=1 total=1 min=1 max=1\nend\n"),

@@ -23,7 +23,7 @@ mod table;
 pub mod tables;
 pub mod throughput_table;
 
-pub use regions::{CallGroup, CallerReport, PerCall, PerCallTime, RegionReport, SizeReport, per_byte};
+pub use regions::{CallGroup, CallerReport, CounterInterval, PerCall, PerCallTime, RegionReport, SizeReport, per_byte};
 pub use table::{memory_table, render};
 
 pub const SCHEMA: &str = "mcubench-run/1";
@@ -164,6 +164,10 @@ pub struct CellReport {
     /// Function regions (`regions:` in the scenario), in the scenario's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<RegionReport>,
+    /// The firmware's own DWT cycle-counter reads: the estimated cycles between consecutive
+    /// reads (QEMU's counter reads 0), per pair of reading instructions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle_counter: Vec<CounterInterval>,
     /// Per row of the scenario's `table:`, what the ELF shows (code, static stack, header and
     /// signature sizes); the measured columns come from the row's KATs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -288,6 +292,7 @@ impl CellReport {
             memory: None,
             budgets: Vec::new(),
             regions: Vec::new(),
+            cycle_counter: Vec::new(),
             table_rows: Vec::new(),
             instructions_total: None,
             cycles_total: None,

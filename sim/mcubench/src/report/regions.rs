@@ -84,6 +84,50 @@ pub struct RegionReport {
     pub by_caller: Vec<CallerReport>,
 }
 
+/// Two consecutive reads of the DWT cycle counter (`CYCCNT`) by the firmware: what its own
+/// counter difference between them would read on the board, as estimated here (QEMU's counter
+/// reads 0). Counted as a marker snapshot is: the instructions after the first read up to and
+/// including the second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterInterval {
+    /// The reading instructions, as function+offset (`no symbol` outside every symbol).
+    pub from: String,
+    pub to: String,
+    pub from_address: u32,
+    pub to_address: u32,
+    /// How many times a read at `from` was followed by the read at `to`.
+    pub count: u64,
+    pub instructions: PerCall,
+    pub cycles: PerCall,
+    /// `cycles` at the cell's clock, microseconds; absent without a clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<PerCallTime>,
+}
+
+impl CounterInterval {
+    /// The plugin's intervals in address order, named by `symbolize`.
+    pub fn all(
+        intervals: &BTreeMap<(u32, u32), mcubench_wire::Interval>,
+        symbolize: &dyn Fn(u32) -> String,
+        clock_hz: Option<u64>,
+    ) -> Vec<CounterInterval> {
+        let per_call = |(total, min, max): (u64, u64, u64)| PerCall { total, min, max };
+        intervals
+            .iter()
+            .map(|(&(from, to), i)| CounterInterval {
+                from: symbolize(from),
+                to: symbolize(to),
+                from_address: from,
+                to_address: to,
+                count: i.count,
+                instructions: per_call(i.insns),
+                cycles: per_call(i.cycles),
+                time_us: PerCallTime::at(Some(per_call(i.cycles)), clock_hz),
+            })
+            .collect()
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

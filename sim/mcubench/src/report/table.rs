@@ -173,6 +173,7 @@ impl RunReport {
             out.push_str(&self.heap_table(&ids));
         }
         out.push_str(&self.regions_table());
+        out.push_str(&self.cycle_counter_table());
         // Without KATs (whose time table lists the clocks), the whole run at each clock.
         if ids.is_empty() && self.cells.iter().any(|c| c.clock_hz.is_some()) {
             out.push_str("\nest. time of the whole run at each cell's clock (est. cycles / clock)\n");
@@ -304,6 +305,42 @@ impl RunReport {
             out.push_str("  ← f: the calls from function f (`split: caller`: the function that holds each call's return address)\n");
         }
         out.push_str(&self.per_call_table());
+        out
+    }
+
+    /// The firmware's own DWT cycle-counter reads: per pair of consecutive reads, what its
+    /// counter difference would have read on the board (QEMU's counter reads 0).
+    fn cycle_counter_table(&self) -> String {
+        if self.cells.iter().all(|c| c.cycle_counter.is_empty()) {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\nDWT cycle counter reads (CYCCNT reads 0 under QEMU): est. cycles from each read to the next, \
+             what the firmware's own difference would read on the board\n",
+        );
+        let clocked = self.cells.iter().any(|c| c.clock_hz.is_some() && !c.cycle_counter.is_empty());
+        let mut header: Vec<String> =
+            ["from → to", "board/profile", "times", "insns total", "min", "max", "cycles total", "min", "max"]
+                .map(String::from)
+                .to_vec();
+        if clocked {
+            header.push("time max".to_string());
+        }
+        let mut rows = vec![header];
+        for c in &self.cells {
+            let cell = format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile);
+            for i in &c.cycle_counter {
+                let pair = format!("{} → {}", i.from, i.to);
+                let mut row = call_columns(pair, cell.clone(), i.count.to_string(), &i.instructions, Some(&i.cycles));
+                if clocked {
+                    row.push(
+                        super::time_us(Some(i.cycles.max), c.clock_hz).map_or("-".to_string(), super::format_time),
+                    );
+                }
+                rows.push(row);
+            }
+        }
+        out.push_str(&render(&rows, 2));
         out
     }
 
