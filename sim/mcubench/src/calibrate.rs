@@ -134,6 +134,10 @@ pub enum Measured {
     Kat(String),
     /// A function region by name: cycles per call (the mean over its calls).
     Region(String),
+    /// What the firmware's own DWT cycle-counter difference between two reads measured: the
+    /// reading instructions as the report names them (`bench+0x12`) or by address (`0x1a2`);
+    /// the mean over the times that pair of reads ran.
+    Reads(String, String),
 }
 
 /// One measured row.
@@ -155,6 +159,7 @@ impl Row {
         let what = match &self.measured {
             Measured::Kat(k) => format!("kat {k}"),
             Measured::Region(r) => format!("region {r}"),
+            Measured::Reads(a, b) => format!("reads {a} → {b}"),
         };
         let source = match &self.source {
             Source::Scenario(p) | Source::Elf(p) => p.file_name().map_or(String::new(), |n| n.to_string_lossy().into()),
@@ -197,6 +202,7 @@ struct RawRow {
     profile: Option<String>,
     kat: Option<String>,
     region: Option<String>,
+    reads: Option<[String; 2]>,
     cycles: u64,
 }
 
@@ -249,10 +255,11 @@ impl Calibration {
                 (None, Some(e)) => Source::Elf(base.join(e)),
                 _ => return Err(Error::Input(format!("{at}: give exactly one of `scenario` or `elf`"))),
             };
-            let measured = match (r.kat, r.region) {
-                (Some(k), None) => Measured::Kat(k),
-                (None, Some(f)) => Measured::Region(f),
-                _ => return Err(Error::Input(format!("{at}: give exactly one of `kat` or `region`"))),
+            let measured = match (r.kat, r.region, r.reads) {
+                (Some(k), None, None) => Measured::Kat(k),
+                (None, Some(f), None) => Measured::Region(f),
+                (None, None, Some([a, b])) => Measured::Reads(a, b),
+                _ => return Err(Error::Input(format!("{at}: give exactly one of `kat`, `region` or `reads`"))),
             };
             rows.push(Row { at, source, board: r.board, profile: r.profile, measured, cycles: r.cycles });
         }
@@ -266,8 +273,8 @@ impl Calibration {
     }
 
     /// CSV: the header [`CSV_HEADER`], then one row per line: a scenario file (`.yaml`/`.yml`)
-    /// or an ELF, the board, the build profile (empty: the only one), `kat:<id>` or
-    /// `region:<function>`, the cycles. `#` starts a comment line; no quoting (no commas in
+    /// or an ELF, the board, the build profile (empty: the only one), `kat:<id>`,
+    /// `region:<function>` or `reads:<from>..<to>`, the cycles. `#` starts a comment line; no quoting (no commas in
     /// fields).
     pub fn from_csv(path: &Path, text: &str) -> Result<Calibration, Error> {
         let base = Self::base(path);
@@ -298,9 +305,16 @@ impl Calibration {
             let measured = match f[3].split_once(':') {
                 Some(("kat", id)) if !id.is_empty() => Measured::Kat(id.to_string()),
                 Some(("region", name)) if !name.is_empty() => Measured::Region(name.to_string()),
+                Some(("reads", pair))
+                    if let Some((a, b)) = pair.split_once("..")
+                        && !a.is_empty()
+                        && !b.is_empty() =>
+                {
+                    Measured::Reads(a.to_string(), b.to_string())
+                }
                 _ => {
                     return Err(Error::Input(format!(
-                        "{at}: measure `{}` is not `kat:<id>` or `region:<function>`",
+                        "{at}: measure `{}` is not `kat:<id>`, `region:<function>` or `reads:<from>..<to>`",
                         f[3]
                     )));
                 }
@@ -775,8 +789,39 @@ fn live_estimate(row: &Row, cell: &crate::report::CellReport) -> Result<u64, Err
             }
             r.cycles.map(|c| c.total / r.calls)
         }
+        Measured::Reads(from, to) => {
+            let pairs: Vec<_> = cell
+                .cycle_counter
+                .iter()
+                .map(|i| (i.from.as_str(), i.to.as_str(), i.from_address, i.to_address))
+                .collect();
+            let pair = find_reads(row, from, to, &pairs)?;
+            let i =
+                cell.cycle_counter.iter().find(|i| (i.from_address, i.to_address) == pair).expect("found among them");
+            Some(i.cycles.total / i.count)
+        }
     };
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
+}
+
+/// The addresses of the pair of DWT cycle-counter reads a row names (`pairs`: the run's, as
+/// name, name, address, address); an error lists the run's pairs.
+fn find_reads(row: &Row, from: &str, to: &str, pairs: &[(&str, &str, u32, u32)]) -> Result<(u32, u32), Error> {
+    let is = |name: &str, at: u32, given: &str| {
+        name == given || given.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok()).is_some_and(|a| a == at)
+    };
+    pairs.iter().find(|(a, b, x, y)| is(a, *x, from) && is(b, *y, to)).map(|&(_, _, x, y)| (x, y)).ok_or_else(|| {
+        let known: Vec<String> = pairs.iter().map(|(a, b, ..)| format!("{a}..{b}")).collect();
+        Error::Input(if known.is_empty() {
+            format!("{}: the firmware read no DWT cycle counter in the run", row.at)
+        } else {
+            format!(
+                "{}: no reads {from}..{to} of the DWT cycle counter in the run; it has {}",
+                row.at,
+                known.join(", ")
+            )
+        })
+    })
 }
 
 /// A row's estimate from a replayed run's plugin results, read as the report reads them
@@ -806,6 +851,12 @@ fn replayed_estimate(row: &Row, cell: &CellRun, traced: &Traced, r: &Results) ->
                 return Err(Error::Input(format!("{}: `{name}` was never called in the run", row.at)));
             }
             report.cycles.map(|c| c.total / report.calls)
+        }
+        Measured::Reads(from, to) => {
+            let pairs: Vec<_> =
+                traced.counter_reads.iter().map(|(a, b, x, y)| (a.as_str(), b.as_str(), *x, *y)).collect();
+            let pair = find_reads(row, from, to, &pairs)?;
+            r.intervals.get(&pair).map(|i| i.cycles.0 / i.count)
         }
     };
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
@@ -935,7 +986,10 @@ mod tests {
         assert_eq!(c.rows[1].measured, Measured::Region("crc32".into()));
         assert!(matches!(c.rows[1].source, Source::Scenario(_)));
         assert_eq!(c.rows[0].profile, None);
+        let reads = csv("source,board,profile,measure,cycles\napp.elf,mps2-an386,,reads:bench+0x12..0x1a8,3473\napp.elf,mps2-an386,,kat:x,9\n").unwrap();
+        assert_eq!(reads.rows[0].measured, Measured::Reads("bench+0x12".into(), "0x1a8".into()));
         for (text, want) in [
+            ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,reads:bench+0x12,5\n", "`reads:<from>..<to>`"),
             ("elf,board,cycles\n", "rows.csv:1: the first line must be the header"),
             ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,kat:x\n", "rows.csv:2: 4 fields"),
             ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,crc32,5\n", "rows.csv:2: measure `crc32`"),
@@ -966,6 +1020,13 @@ mod tests {
             .unwrap();
         let e = Calibration::load(&path, None, None).unwrap_err().to_string();
         assert!(e.contains("rows[0]: give exactly one of `scenario` or `elf`"), "{e}");
+        std::fs::write(&path, "rows: [{ elf: a.elf, board: mps2-an386, reads: [f+0x2, f+0x8], cycles: 50 }]\n")
+            .unwrap();
+        let c = Calibration::load(&path, None, Some(&["branch-refill".to_string()])).unwrap();
+        assert_eq!(c.rows[0].measured, Measured::Reads("f+0x2".into(), "f+0x8".into()));
+        std::fs::write(&path, "rows: [{ elf: a.elf, board: mps2-an386, kat: x, reads: [a, b], cycles: 5 }]\n").unwrap();
+        let e = Calibration::load(&path, None, None).unwrap_err().to_string();
+        assert!(e.contains("rows[0]: give exactly one of `kat`, `region` or `reads`"), "{e}");
     }
 
     /// The report says when a fitted value lies at the top of its search or below the core's

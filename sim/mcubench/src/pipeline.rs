@@ -426,6 +426,7 @@ fn measure_cell(
                 .as_ref()
                 .map(|t| t.kats().filter_map(|k| Some((k.id.clone(), k.region?))).collect())
                 .unwrap_or_default(),
+            counter_reads: r.intervals.keys().map(|&(a, b)| (symbolize(a), symbolize(b), a, b)).collect(),
         });
     }
     if let Ok(t) = &transcript {

@@ -11,6 +11,8 @@
 //! live runs in `tests/calibrate_replay.rs`). Instruction counts do not depend on the model and
 //! are the traced run's.
 //!
+//! DWT cycle-counter intervals are replayed from the reads the trace records.
+//!
 //! Limits: per-site cycle figures (`sites`) are not replayed (the trace does not pair activations
 //! with call sites) and are left out of a replayed result; the per-function profile is not
 //! replayed either.
@@ -34,6 +36,8 @@ pub struct Traced {
     pub results: Results,
     /// Each KAT's marker region id, from the firmware's records.
     pub kat_regions: Vec<(String, u32)>,
+    /// The pairs of DWT cycle-counter reads: names as the report gives them, and addresses.
+    pub counter_reads: Vec<(String, String, u32, u32)>,
 }
 
 /// The cycle model to replay with: what the plugin gets as `core=`, `wait=`, `param=` and the
@@ -79,6 +83,9 @@ pub fn replay(data: &[u8], handlers: bool, model: &ModelArgs, base: &Results) ->
     let mut snapshots: Vec<u64> = Vec::new();
     let (mut regions, mut functions) = (Activations::new(), Activations::new());
     let mut ended = false;
+    // DWT cycle-counter reads: the last one (address, cycles through it), the intervals' cycles.
+    let mut last_read: Option<(u32, u64)> = None;
+    let mut reads: BTreeMap<(u32, u32), (u64, u64, u64)> = BTreeMap::new();
     while let Some(event) = reader.next_event()? {
         match event {
             Event::Block { start, handler, bytes } => {
@@ -111,9 +118,17 @@ pub fn replay(data: &[u8], handlers: bool, model: &ModelArgs, base: &Results) ->
             }
             Event::Load { addr, size } if data_side => cycles = cycles.wrapping_add(pricer.load(addr, size)),
             Event::Load { .. } => {}
-            Event::Abandon { index } => {
-                if let Some(c) = current {
+            Event::Access { stopped, read } => {
+                if let (Some(c), Some(index)) = (current, stopped) {
                     cycles = cycles.wrapping_sub(pricer.abandon(&blocks[c], index as usize));
+                }
+                if let Some(pc) = read {
+                    if let Some((from, at)) = last_read {
+                        let c = cycles.wrapping_sub(at);
+                        let (sum, min, max) = reads.entry((from, pc)).or_insert((0, u64::MAX, 0));
+                        (*sum, *min, *max) = (*sum + c, (*min).min(c), (*max).max(c));
+                    }
+                    last_read = Some((pc, cycles));
                 }
             }
             Event::MarkerSnapshot { index } => {
@@ -144,6 +159,11 @@ pub fn replay(data: &[u8], handlers: bool, model: &ModelArgs, base: &Results) ->
             Some(reason) => Err(reason),
             None => Ok(cycles),
         };
+    }
+    for (pair, interval) in out.intervals.iter_mut() {
+        interval.cycles = reads.get(pair).copied().ok_or_else(|| {
+            format!("the trace has no reads 0x{:08x} → 0x{:08x} of the DWT cycle counter", pair.0, pair.1)
+        })?;
     }
     for (stats, activations) in [(&mut out.regions, &regions), (&mut out.functions, &functions)] {
         for (id, s) in stats.iter_mut() {

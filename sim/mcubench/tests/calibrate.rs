@@ -97,3 +97,36 @@ fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regi
     assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains(&format!("fitted: {param}={value}")), "{text}");
 }
+
+/// A board benchmark that times its code with the DWT cycle counter (firmware/c/cyccnt): the
+/// figures it would print on the board are the rows, named by the reads as the run report names
+/// them (`reads: [bench_crc32+0x12, bench_crc32+0x18]`), and calibrating recovers the refill the
+/// "board" ran with. The fit's first parameter set is checked against its live run, so the
+/// replayed reads agree with the live ones.
+#[test]
+fn a_board_benchmark_calibrates_from_its_own_dwt_counts() {
+    let elf = common::c_firmware("cyccnt");
+    let yaml = format!(
+        "name: t\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nverdict: {{ exit: 0 }}\nmodel: {{ branch-refill: 2 }}\n",
+        elf.display()
+    );
+    let cell = common::only_cell(common::run(&common::scenario(&yaml)));
+    assert!(cell.cycle_counter.len() >= 3, "{:?}", cell.cycle_counter);
+    let mut rows = String::from("free: [branch-refill]\nrows:\n");
+    for i in &cell.cycle_counter {
+        rows.push_str(&format!(
+            "  - {{ elf: {}, board: mps2-an386, reads: ['{}', '{}'], cycles: {} }}\n",
+            elf.display(),
+            i.from,
+            i.to,
+            i.cycles.total / i.count
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.yaml");
+    std::fs::write(&path, &rows).unwrap();
+    let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("fitted: branch-refill=2") && text.contains("reads bench_crc32+0x"), "{text}");
+}

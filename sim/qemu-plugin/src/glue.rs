@@ -699,11 +699,9 @@ fn on_device_access(own: *const TbInfo, pc: u32, cyccnt: bool) {
     // An instruction with several accesses (LDM) calls back once per access: settle once.
     LAST_TB.store(own as *mut TbInfo, Ordering::Relaxed);
     // SAFETY: TbInfo values are leaked at translation and never freed.
-    if let Some(stopped) = unsafe { last.as_ref() }
-        && let Some(index) = stopped.price.index_of(pc)
-    {
-        take_back(stopped, index, pc);
-    }
+    let stopped = unsafe { last.as_ref() }
+        .and_then(|tb| Some((tb, tb.price.index_of(pc)?)))
+        .and_then(|(tb, index)| take_back(tb, index, pc).then_some(index as u32));
     if cyccnt {
         let (insns, cycles) = (INSNS.get(), CYCLES.get());
         let mut reads = COUNTER_READS.lock().unwrap_or_else(|p| p.into_inner());
@@ -712,21 +710,24 @@ fn on_device_access(own: *const TbInfo, pc: u32, cyccnt: bool) {
         }
         reads.last = Some((pc, insns, cycles));
     }
+    if let Some(t) = trace()
+        && (stopped.is_some() || cyccnt)
+    {
+        t.writer.event(&Event::Access { stopped, read: cyccnt.then_some(pc) });
+    }
 }
 
-/// [`on_device_access`]: TB `stopped` ran up to its instruction `index` (at `pc`) only.
-fn take_back(stopped: &TbInfo, index: usize, pc: u32) {
+/// [`on_device_access`]: TB `stopped` ran up to its instruction `index` (at `pc`) only; false
+/// when that was its last instruction (nothing to take back).
+fn take_back(stopped: &TbInfo, index: usize, pc: u32) -> bool {
     let not_run = stopped.insns.saturating_sub(index as u64 + 1);
-    let Some(p) = pricer() else { return };
+    let Some(p) = pricer() else { return false };
     if not_run == 0 {
-        return;
+        return false;
     }
     let cycles = p.abandon(&stopped.price, index);
     INSNS.add(not_run.wrapping_neg());
     CYCLES.add(cycles.wrapping_neg());
-    if let Some(t) = trace() {
-        t.writer.event(&Event::Abandon { index: index as u32 });
-    }
     let next = stopped.price.after(index).unwrap_or(pc);
     if let Some(shadow) = shadow() {
         shadow.profile.stopped(PENDING_NODE.load(Ordering::Relaxed), cycles, not_run, next);
@@ -735,6 +736,7 @@ fn take_back(stopped: &TbInfo, index: usize, pc: u32) {
     if let Some(t) = sp_track() {
         t.total = stopped.sp_before.get(index + 1).copied().flatten();
     }
+    true
 }
 
 /// Stack probe: a memory callback on every store instruction of `tb` outside the skipped code

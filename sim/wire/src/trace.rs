@@ -14,8 +14,9 @@
 //!   and size, and a mark for a load from anywhere else (runs of them collapsed: what the memory
 //!   system does with one it does with several);
 //! * each marker-store snapshot, with the index of the storing instruction in the running block;
-//! * each block QEMU stopped at a device-register access (`cpu_io_recompile`, see
-//!   `mcubench_timing::run::Pricer::abandon`), with the index of the accessing instruction;
+//! * each device-register access that stopped the running block before its end
+//!   (`cpu_io_recompile`, see `mcubench_timing::run::Pricer::abandon`), with the index of the
+//!   accessing instruction, and each read of the DWT cycle counter, with its address;
 //! * at the end, every completed region activation: marker region or function region, its id
 //!   and the numbers of its first and last snapshots (snapshots are numbered in order, both kinds
 //!   together).
@@ -34,8 +35,8 @@ const EXEC_SNAP: u64 = 1;
 const BLOCK: u64 = 2;
 const LOAD: u64 = 3;
 // 4: loads outside the flash in trace format 1 (they change nothing, so format 2 has none);
-// blocks stopped at a device access since format 3.
-const ABANDON: u64 = 4;
+// device accesses since format 3.
+const ACCESS: u64 = 4;
 const MARKER_SNAP: u64 = 5;
 const ACTIVATION: u64 = 6;
 const END: u64 = 7;
@@ -51,8 +52,10 @@ pub enum Event<'a> {
     Load { addr: u32, size: u32 },
     /// A marker store by instruction `index` of the running block: a snapshot.
     MarkerSnapshot { index: u32 },
-    /// The running block stopped after its instruction `index`, a device-register access.
-    Abandon { index: u32 },
+    /// A device-register access: `stopped`, the index of the accessing instruction in the
+    /// running block when the block stopped there before its end; `read`, the instruction's
+    /// address when it read the DWT cycle counter.
+    Access { stopped: Option<u32>, read: Option<u32> },
     /// A completed activation of region `id` (`function`: a function region, else a marker
     /// region) from snapshot `first` to snapshot `last`.
     Activation { function: bool, id: u32, first: u64, last: u64 },
@@ -88,7 +91,15 @@ pub fn encode(buf: &mut Vec<u8>, event: &Event<'_>) {
             put(buf, u64::from(addr));
         }
         Event::MarkerSnapshot { index } => put(buf, u64::from(index) << 3 | MARKER_SNAP),
-        Event::Abandon { index } => put(buf, u64::from(index) << 3 | ABANDON),
+        Event::Access { stopped, read } => {
+            put(buf, u64::from(stopped.is_some()) << 3 | u64::from(read.is_some()) << 4 | ACCESS);
+            if let Some(i) = stopped {
+                put(buf, u64::from(i));
+            }
+            if let Some(a) = read {
+                put(buf, u64::from(a));
+            }
+        }
         Event::Activation { function, id, first, last } => {
             put(buf, u64::from(function) << 3 | ACTIVATION);
             put(buf, u64::from(id));
@@ -199,7 +210,11 @@ impl<'a> TraceReader<'a> {
             }
             LOAD => Event::Load { size: high()?, addr: self.u32()? },
             MARKER_SNAP => Event::MarkerSnapshot { index: high()? },
-            ABANDON => Event::Abandon { index: high()? },
+            ACCESS => {
+                let stopped = if v & 1 << 3 != 0 { Some(self.u32()?) } else { None };
+                let read = if v & 1 << 4 != 0 { Some(self.u32()?) } else { None };
+                Event::Access { stopped, read }
+            }
             ACTIVATION => Event::Activation {
                 function: v >> 3 != 0,
                 id: self.u32()?,
@@ -223,7 +238,9 @@ mod tests {
             Event::Exec { id: 70_000, snapshot: true },
             Event::Load { addr: 0x0800_1234, size: 8 },
             Event::MarkerSnapshot { index: 3 },
-            Event::Abandon { index: 2 },
+            Event::Access { stopped: Some(2), read: None },
+            Event::Access { stopped: None, read: Some(0xE000_0100) },
+            Event::Access { stopped: Some(0), read: Some(0x200) },
             Event::Activation { function: true, id: 2, first: 5, last: 1 << 40 },
             Event::Activation { function: false, id: 0, first: 0, last: 1 },
         ];
@@ -242,7 +259,7 @@ mod tests {
         want.push(Event::End);
         assert_eq!(back, want);
         assert!(TraceReader::new(b"mcubench-trace 1\n").is_err(), "format 1 had loads outside the flash");
-        assert!(TraceReader::new(b"mcubench-trace 2\n").is_err(), "format 2 had no stopped blocks");
+        assert!(TraceReader::new(b"mcubench-trace 2\n").is_err(), "format 2 had no device accesses");
         let mut cut = TraceReader::new(&data[..data.len() - 3]).unwrap();
         let e = std::iter::from_fn(|| cut.next_event().transpose()).find_map(Result::err).unwrap();
         assert!(e.contains("truncated"), "{e}");
