@@ -157,11 +157,14 @@ NFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction
     -o "$OUT/newlib-calltree-open.elf"
 echo "built $OUT/newlib-calltree*.elf"
 # cyccnt: a board benchmark that times crc32 with the DWT cycle counter and prints the difference
-# (newlib, rdimon, firmware/c/newlib's start-up); cyccnt-2000 polls the counter 1000 times more.
+# (newlib, rdimon, firmware/c/newlib's start-up); cyccnt-2000 polls the counter 1000 times more;
+# cyccnt-wait first waits on the counter, which never ends under QEMU.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" -o "$OUT/cyccnt.elf"
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DSPINS=2000 "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
     -o "$OUT/cyccnt-2000.elf"
-echo "built $OUT/cyccnt{,-2000}.elf"
+"$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DWAIT_ON_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
+    -o "$OUT/cyccnt-wait.elf"
+echo "built $OUT/cyccnt{,-2000,-wait}.elf"
 
 # kat-float: single-precision KATs built for hard float (-mfloat-abi=hard, VFP instructions and
 # the hard-float calling convention) on mps2-an386 (Cortex-M4F); kat-crc32/startup.c enables the

@@ -8,7 +8,9 @@
  * - bench_crc32(): three timed calls of crc32(buf, 64), as a benchmark loop does.
  * - poll(): reads the counter SPINS times in a loop (a device read per iteration); -DSPINS=2000
  *   builds the same firmware with 1000 more iterations, so two builds differ by exactly 1000
- *   iterations of that loop. */
+ *   iterations of that loop.
+ * -DWAIT_ON_COUNTER first waits 1000 cycles on the counter, as a driver's delay does: under
+ * QEMU, where the counter stays 0, that wait never ends. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,10 +55,20 @@ __attribute__((noipa)) uint32_t poll(int n)
     return x;
 }
 
+__attribute__((noipa)) void delay_cycles(uint32_t n)
+{
+    uint32_t start = DWT_CYCCNT;
+    while (DWT_CYCCNT - start < n) {
+    }
+}
+
 int main(void)
 {
     DEMCR |= 1u << 24;
     DWT_CTRL |= 1u;
+#ifdef WAIT_ON_COUNTER
+    delay_cycles(1000);
+#endif
     for (int i = 0; i < 256; i++) buf[i] = (uint8_t)(i * 31 + 7);
     bench_crc32();
     printf("poll: %lu\n", (unsigned long)poll(SPINS));

@@ -381,6 +381,19 @@ fn measure_cell(
     if let Some(vectors) = &scenario.vectors {
         verdict = verdict::check_vectors(verdict, transcript.as_ref(), vectors);
     }
+    // A wait on the DWT cycle counter never ends here: say so when the ELF reads it.
+    if verdict.outcome == Outcome::Timeout
+        && let Ok(decoder) = mcubench_thumb::Decoder::for_core(args.core.unwrap_or(board.core))
+    {
+        let readers = crate::analyze::cycle_counter::readers(&image, &decoder);
+        if !readers.is_empty() {
+            verdict.message.push_str(&format!(
+                "; the firmware reads the DWT cycle counter (in {}), which stays 0 under QEMU, so a wait on it \
+                 never ends (see the guide's \"Firmware that times itself with the DWT cycle counter\")",
+                readers.join(", ")
+            ));
+        }
+    }
     if let Some(line) = run.stderr.lines().find(|l| l.starts_with("mcubench-qemu-plugin: error:")) {
         // The plugin refused to run (wrong QEMU, bad arguments): nothing else QEMU did counts.
         verdict = setup_error(format!("{line} (QEMU: {})", run.command));

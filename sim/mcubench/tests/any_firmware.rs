@@ -356,6 +356,29 @@ fn dwt_cycle_counter_reads_get_the_estimated_cycles_between_them() {
     );
 }
 
+/// Firmware that waits on the DWT cycle counter (a driver's delay) hangs under QEMU, where the
+/// counter stays 0: the timeout says so and names the functions that read the counter, found in
+/// the code (`bench_crc32` and `poll` read it too; `main`, which only enables it, does not).
+#[test]
+fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
+    let yaml = format!(
+        "name: wait\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: 0 }}\ntimeout: 2 s\n",
+        common::c_firmware("cyccnt-wait").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (_, json, raw) = run_json(&s, &[]);
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "timeout", "{raw}");
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("reads the DWT cycle counter (in bench_crc32, poll, delay_cycles), which stays 0 under QEMU"),
+        "{message}"
+    );
+    let image = mcubench_elf::ElfImage::read(&common::c_firmware("cyccnt")).unwrap();
+    let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
+    assert_eq!(mcubench::analyze::cycle_counter::readers(&image, &decoder), ["bench_crc32", "poll"]);
+}
+
 #[test]
 fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
     let (_dir, s) =
