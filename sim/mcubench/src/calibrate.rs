@@ -795,22 +795,20 @@ fn live_estimate(row: &Row, cell: &crate::report::CellReport) -> Result<u64, Err
                 .iter()
                 .map(|i| (i.from.as_str(), i.to.as_str(), i.from_address, i.to_address))
                 .collect();
-            let pair = find_reads(row, from, to, &pairs)?;
-            let i =
-                cell.cycle_counter.iter().find(|i| (i.from_address, i.to_address) == pair).expect("found among them");
+            let i = &cell.cycle_counter[find_reads(row, from, to, &pairs)?];
             Some(i.cycles.total / i.count)
         }
     };
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
 }
 
-/// The addresses of the pair of DWT cycle-counter reads a row names (`pairs`: the run's, as
-/// name, name, address, address); an error lists the run's pairs.
-fn find_reads(row: &Row, from: &str, to: &str, pairs: &[(&str, &str, u32, u32)]) -> Result<(u32, u32), Error> {
+/// The index in `pairs` (the run's pairs of DWT cycle-counter reads, as name, name, address,
+/// address) of the pair a row names; an error lists the run's pairs.
+fn find_reads(row: &Row, from: &str, to: &str, pairs: &[(&str, &str, u32, u32)]) -> Result<usize, Error> {
     let is = |name: &str, at: u32, given: &str| {
         name == given || given.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok()).is_some_and(|a| a == at)
     };
-    pairs.iter().find(|(a, b, x, y)| is(a, *x, from) && is(b, *y, to)).map(|&(_, _, x, y)| (x, y)).ok_or_else(|| {
+    pairs.iter().position(|(a, b, x, y)| is(a, *x, from) && is(b, *y, to)).ok_or_else(|| {
         let known: Vec<String> = pairs.iter().map(|(a, b, ..)| format!("{a}..{b}")).collect();
         Error::Input(if known.is_empty() {
             format!("{}: the firmware read no DWT cycle counter in the run", row.at)
@@ -855,8 +853,8 @@ fn replayed_estimate(row: &Row, cell: &CellRun, traced: &Traced, r: &Results) ->
         Measured::Reads(from, to) => {
             let pairs: Vec<_> =
                 traced.counter_reads.iter().map(|(a, b, x, y)| (a.as_str(), b.as_str(), *x, *y)).collect();
-            let pair = find_reads(row, from, to, &pairs)?;
-            r.intervals.get(&pair).map(|i| i.cycles.0 / i.count)
+            let (.., x, y) = pairs[find_reads(row, from, to, &pairs)?];
+            r.intervals.get(&(x, y)).map(|i| i.cycles.0 / i.count)
         }
     };
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
