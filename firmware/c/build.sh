@@ -158,13 +158,19 @@ NFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction
 echo "built $OUT/newlib-calltree*.elf"
 # cyccnt: a board benchmark that times crc32 with the DWT cycle counter and prints the difference
 # (newlib, rdimon, firmware/c/newlib's start-up); cyccnt-2000 polls the counter 1000 times more;
-# cyccnt-wait first waits on the counter, which never ends under QEMU.
+# cyccnt-wait first waits on the counter, which never ends under QEMU; cyccnt-slower times a
+# slower call with the reads moved (the base and head of a diff); cyccnt-reset zeroes the counter
+# before each timed call instead of reading it.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" -o "$OUT/cyccnt.elf"
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DSPINS=2000 "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
     -o "$OUT/cyccnt-2000.elf"
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DWAIT_ON_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
     -o "$OUT/cyccnt-wait.elf"
-echo "built $OUT/cyccnt{,-2000,-wait}.elf"
+"$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DCRC_BYTES=80 -DWARMUP "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
+    -o "$OUT/cyccnt-slower.elf"
+"$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DRESET_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
+    -o "$OUT/cyccnt-reset.elf"
+echo "built $OUT/cyccnt{,-2000,-wait,-slower,-reset}.elf"
 
 # kat-float: single-precision KATs built for hard float (-mfloat-abi=hard, VFP instructions and
 # the hard-float calling convention) on mps2-an386 (Cortex-M4F); kat-crc32/startup.c enables the

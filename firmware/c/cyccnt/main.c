@@ -10,7 +10,12 @@
  *   builds the same firmware with 1000 more iterations, so two builds differ by exactly 1000
  *   iterations of that loop.
  * -DWAIT_ON_COUNTER first waits 1000 cycles on the counter, as a driver's delay does: under
- * QEMU, where the counter stays 0, that wait never ends. */
+ * QEMU, where the counter stays 0, that wait never ends.
+ * -DRESET_COUNTER times the calls the other common way: it zeroes the counter before the call
+ * (`DWT->CYCCNT = 0`) and prints what it reads after it.
+ * -DCRC_BYTES=80 -DWARMUP is the pull request that makes the timed call slower (80 bytes a call
+ * instead of 64) and moves the reads (an untimed warm-up call before them), for `mcubench diff`
+ * and budgets on the reads' names, which survive the move. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +27,11 @@
 #ifndef SPINS
 #define SPINS 1000
 #endif
+#ifndef CRC_BYTES
+#define CRC_BYTES 64
+#endif
+#define TEXT(x) #x
+#define STR(x) TEXT(x)
 
 static uint8_t buf[256];
 
@@ -37,11 +47,20 @@ __attribute__((noipa)) uint32_t crc32(const uint8_t *p, size_t n)
 
 __attribute__((noipa)) void bench_crc32(void)
 {
+#ifdef WARMUP
+    (void)crc32(buf, 16);
+#endif
     for (int run = 0; run < 3; run++) {
+#ifdef RESET_COUNTER
+        DWT_CYCCNT = 0;
+        uint32_t crc = crc32(buf, CRC_BYTES);
+        uint32_t cycles = DWT_CYCCNT;
+#else
         uint32_t start = DWT_CYCCNT;
-        uint32_t crc = crc32(buf, 64);
+        uint32_t crc = crc32(buf, CRC_BYTES);
         uint32_t cycles = DWT_CYCCNT - start;
-        printf("crc32(64 B) = %08lx: %lu cycles\n", (unsigned long)crc, (unsigned long)cycles);
+#endif
+        printf("crc32(" STR(CRC_BYTES) " B) = %08lx: %lu cycles\n", (unsigned long)crc, (unsigned long)cycles);
     }
 }
 

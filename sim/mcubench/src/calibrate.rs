@@ -28,7 +28,7 @@ use crate::config::timing::{CycleModel, FlashSettings, ModelSettings, ProfileNam
 use crate::exec::scratch::ScratchDir;
 use crate::judge::verdict::Outcome;
 use crate::replay::{ModelArgs, Traced, replay};
-use crate::report::RegionReport;
+use crate::report::{CounterInterval, RegionReport};
 use crate::{Error, RunOptions, run_scenario};
 use mcubench_wire::Results;
 
@@ -135,8 +135,8 @@ pub enum Measured {
     /// A function region by name: cycles per call (the mean over its calls).
     Region(String),
     /// What the firmware's own DWT cycle-counter difference between two reads measured: the
-    /// reading instructions as the report names them (`bench+0x12`) or by address (`0x1a2`);
-    /// the mean over the times that pair of reads ran.
+    /// reading instructions as the report names them (`bench#1`, which a rebuild keeps, or
+    /// `bench+0x12`) or by address (`0x1a2`); the mean over the times that pair of reads ran.
     Reads(String, String),
 }
 
@@ -790,26 +790,26 @@ fn live_estimate(row: &Row, cell: &crate::report::CellReport) -> Result<u64, Err
             r.cycles.map(|c| c.total / r.calls)
         }
         Measured::Reads(from, to) => {
-            let pairs: Vec<_> = cell
-                .cycle_counter
-                .iter()
-                .map(|i| (i.from.as_str(), i.to.as_str(), i.from_address, i.to_address))
-                .collect();
-            let i = &cell.cycle_counter[find_reads(row, from, to, &pairs)?];
+            let i = &cell.cycle_counter[find_reads(row, from, to, &cell.cycle_counter)?];
             Some(i.cycles.total / i.count)
         }
     };
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
 }
 
-/// The index in `pairs` (the run's pairs of DWT cycle-counter reads, as name, name, address,
-/// address) of the pair a row names; an error lists the run's pairs.
-fn find_reads(row: &Row, from: &str, to: &str, pairs: &[(&str, &str, u32, u32)]) -> Result<usize, Error> {
-    let is = |name: &str, at: u32, given: &str| {
-        name == given || given.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok()).is_some_and(|a| a == at)
+/// The index in `pairs` (the run's pairs of DWT cycle-counter reads) of the pair a row names,
+/// each read by `function#n`, function+offset or address; an error lists the run's pairs.
+fn find_reads(row: &Row, from: &str, to: &str, pairs: &[CounterInterval]) -> Result<usize, Error> {
+    let is = |read: &str, at: &str, address: u32, given: &str| {
+        read == given
+            || at == given
+            || given.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok()).is_some_and(|a| a == address)
     };
-    pairs.iter().position(|(a, b, x, y)| is(a, *x, from) && is(b, *y, to)).ok_or_else(|| {
-        let known: Vec<String> = pairs.iter().map(|(a, b, ..)| format!("{a}..{b}")).collect();
+    let found = pairs
+        .iter()
+        .position(|i| is(&i.from_name, &i.from, i.from_address, from) && is(&i.to_name, &i.to, i.to_address, to));
+    found.ok_or_else(|| {
+        let known: Vec<String> = pairs.iter().map(|i| format!("{} ({}..{})", i.name(), i.from, i.to)).collect();
         Error::Input(if known.is_empty() {
             format!("{}: the firmware read no DWT cycle counter in the run", row.at)
         } else {
@@ -851,10 +851,8 @@ fn replayed_estimate(row: &Row, cell: &CellRun, traced: &Traced, r: &Results) ->
             report.cycles.map(|c| c.total / report.calls)
         }
         Measured::Reads(from, to) => {
-            let pairs: Vec<_> =
-                traced.counter_reads.iter().map(|(a, b, x, y)| (a.as_str(), b.as_str(), *x, *y)).collect();
-            let (.., x, y) = pairs[find_reads(row, from, to, &pairs)?];
-            r.intervals.get(&(x, y)).map(|i| i.cycles.0 / i.count)
+            let pair = &traced.counter_reads[find_reads(row, from, to, &traced.counter_reads)?];
+            r.intervals.get(&(pair.from_address, pair.to_address)).map(|i| i.cycles.0 / i.count)
         }
     };
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
@@ -984,8 +982,10 @@ mod tests {
         assert_eq!(c.rows[1].measured, Measured::Region("crc32".into()));
         assert!(matches!(c.rows[1].source, Source::Scenario(_)));
         assert_eq!(c.rows[0].profile, None);
-        let reads = csv("source,board,profile,measure,cycles\napp.elf,mps2-an386,,reads:bench+0x12..0x1a8,3473\napp.elf,mps2-an386,,kat:x,9\n").unwrap();
+        let reads = csv("source,board,profile,measure,cycles\napp.elf,mps2-an386,,reads:bench+0x12..0x1a8,3473\napp.elf,mps2-an386,,reads:bench#1..bench#2,9\n").unwrap();
         assert_eq!(reads.rows[0].measured, Measured::Reads("bench+0x12".into(), "0x1a8".into()));
+        // `#` inside a field is a read's name, not a comment.
+        assert_eq!(reads.rows[1].measured, Measured::Reads("bench#1".into(), "bench#2".into()));
         for (text, want) in [
             ("source,board,profile,measure,cycles\napp.elf,mps2-an386,,reads:bench+0x12,5\n", "`reads:<from>..<to>`"),
             ("elf,board,cycles\n", "rows.csv:1: the first line must be the header"),

@@ -83,7 +83,9 @@ pub struct Delta {
     pub scenario: String,
     pub board: String,
     pub profile: String,
-    /// `flash`, `ram`, `stack`, `heap`, `instructions <kat id>`, `cycles <kat id>` or `heap <kat id>`.
+    /// `flash`, `ram`, `stack`, `heap`, `instructions total`, `cycles total`, `metric <name>`,
+    /// `instructions <kat id or region>`, `cycles <kat id or region>`, `heap <kat id>` or
+    /// `cycle counter <from>..<to>`.
     pub metric: String,
     pub base: u64,
     pub head: u64,
@@ -207,7 +209,30 @@ pub fn diff(
             };
             push(format!("metric {name}"), b.metrics.get(name).and_then(whole), whole(hv), limits.metrics);
         }
-        for hk in &h.kats {
+        // Function regions by name, at their most expensive call (what their budgets bound).
+        for hr in h.regions.iter().filter(|r| r.calls > 0) {
+            if let Some(br) = b.regions.iter().find(|r| r.name == hr.name && r.calls > 0) {
+                let max = |r: &crate::report::RegionReport| r.cycles.map(|c| c.max);
+                push(format!("cycles {}", hr.name), max(br), max(hr), limits.cycles);
+                push(
+                    format!("instructions {}", hr.name),
+                    Some(br.instructions.max),
+                    Some(hr.instructions.max),
+                    limits.instructions,
+                );
+            }
+        }
+        // The firmware's own DWT cycle-counter spans, by the reads' names (which a rebuild that
+        // moves the code keeps), at their longest interval.
+        let cycle_model =
+            |c: &CellReport, i: &crate::report::CounterInterval| c.cycle_model.as_ref().map(|_| i.cycles.max);
+        for hi in h.cycle_counter.iter().filter(|i| !i.from_name.is_empty()) {
+            let name = hi.name();
+            if let Some(bi) = b.cycle_counter.iter().find(|i| i.name() == name) {
+                push(format!("cycle counter {name}"), cycle_model(b, bi), cycle_model(h, hi), limits.cycle_counter);
+            }
+        }
+        for hk in h.kats.iter().filter(|k| !h.regions.iter().any(|r| r.name == k.id)) {
             if let Some(bk) = b.kats.iter().find(|k| k.id == hk.id) {
                 push(
                     format!("instructions {}", hk.id),

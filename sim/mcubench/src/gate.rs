@@ -1,7 +1,8 @@
 //! Budgets: hard limits on flash, static RAM, stack and heap peak per board × profile, and on the estimated
-//! cycles or instructions of a function region (its most expensive call) or a KAT operation.
+//! cycles or instructions of a function region (its most expensive call), a KAT operation or a pair
+//! of the firmware's DWT cycle-counter reads (its longest interval).
 //! Crossing one fails the run. A metric that could not be measured (the run failed before its
-//! `end` record, no cycle model, a name that is neither a region nor a KAT) cannot be shown to
+//! `end` record, no cycle model, a name that is no region, KAT or pair of reads) cannot be shown to
 //! hold, so it is `unknown`, which fails the gate too: a budget is never passed by default.
 
 use serde::{Deserialize, Serialize};
@@ -86,6 +87,9 @@ pub struct BudgetCheck {
     pub limit: u64,
     pub actual: Option<u64>,
     pub status: BudgetStatus,
+    /// For an `unknown` limit on a name the run does not have: what it has instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 impl BudgetCheck {
@@ -98,6 +102,13 @@ impl BudgetCheck {
     }
 
     pub fn describe(&self) -> String {
+        match &self.hint {
+            Some(hint) => format!("{}; {hint}", self.describe_limit()),
+            None => self.describe_limit(),
+        }
+    }
+
+    fn describe_limit(&self) -> String {
         let (name, u) = (self.name(), self.metric.unit());
         match (self.status, self.actual) {
             (BudgetStatus::Ok, Some(a)) => format!("{name} {a}{u} within {}{u}", self.limit),
@@ -105,8 +116,8 @@ impl BudgetCheck {
                 format!("{name} {a}{u} exceeds the budget of {}{u} by {}{u}", self.limit, a - self.limit)
             }
             _ if self.metric == Metric::Time => format!(
-                "{name} unknown (no function region or KAT with that name ran with a cycle model): cannot show it \
-                 is within {}{u}",
+                "{name} unknown (no function region, KAT or pair of DWT cycle-counter accesses with that name ran \
+                 with a cycle model): cannot show it is within {}{u}",
                 self.limit
             ),
             _ if self.metric == Metric::Cpb => format!(
@@ -115,7 +126,8 @@ impl BudgetCheck {
                 self.limit
             ),
             _ if matches!(self.metric, Metric::Cycles | Metric::Instructions) => format!(
-                "{name} unknown (no function region in `regions` or KAT with that name ran with a count{}): cannot show it is within {}{u}",
+                "{name} unknown (no function region in `regions`, KAT or pair of DWT cycle-counter accesses with that \
+                 name ran with a count{}): cannot show it is within {}{u}",
                 if self.metric == Metric::Cycles { " and a cycle model" } else { "" },
                 self.limit
             ),
@@ -174,13 +186,14 @@ pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
     .into_iter()
     .filter_map(|(metric, limit, actual)| {
         let limit = limit?.0;
-        Some(BudgetCheck { metric, subject: None, limit, actual, status: status(limit, actual) })
+        Some(BudgetCheck { metric, subject: None, limit, actual, status: status(limit, actual), hint: None })
     })
     .collect()
 }
 
 /// What a region budget's key can measure: `(cycles, instructions)` of a function region's most
-/// expensive call or of a KAT operation, each `None` when not measured.
+/// expensive call, of a KAT operation or of a pair of DWT cycle-counter reads' longest interval,
+/// each `None` when not measured.
 pub type Counts = (Option<u64>, Option<u64>);
 
 /// What the count budgets measure beyond regions and KATs.
@@ -212,7 +225,7 @@ pub fn check_regions(
         (Metric::InstructionsTotal, budgets.instructions_total, totals.instructions),
     ] {
         if let Some(limit) = limit {
-            out.push(BudgetCheck { metric, subject: None, limit, actual, status: status(limit, actual) });
+            out.push(BudgetCheck { metric, subject: None, limit, actual, status: status(limit, actual), hint: None });
         }
     }
     for (name, &limit) in &budgets.metrics {
@@ -223,12 +236,20 @@ pub fn check_regions(
             limit,
             actual,
             status: status(limit, actual),
+            hint: None,
         });
     }
     for (metric, limits) in [(Metric::Cycles, &budgets.cycles), (Metric::Instructions, &budgets.instructions)] {
         for (name, &limit) in limits {
             let actual = lookup(name).and_then(|(c, i)| if metric == Metric::Cycles { c } else { i });
-            out.push(BudgetCheck { metric, subject: Some(name.clone()), limit, actual, status: status(limit, actual) });
+            out.push(BudgetCheck {
+                metric,
+                subject: Some(name.clone()),
+                limit,
+                actual,
+                status: status(limit, actual),
+                hint: None,
+            });
         }
     }
     for (name, limit) in &budgets.time {
@@ -239,6 +260,7 @@ pub fn check_regions(
             limit: limit.0,
             actual,
             status: status(limit.0, actual),
+            hint: None,
         });
     }
     out
@@ -270,6 +292,7 @@ pub fn check_cpb(
                 limit,
                 actual: measured.map(|(c, b)| c.div_ceil(b)),
                 status,
+                hint: None,
             }
         })
         .collect()

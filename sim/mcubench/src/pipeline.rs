@@ -198,12 +198,17 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
             heap: report.heap_peak.map(u64::from),
         },
     );
-    // Cycles/instructions per function region (its most expensive call) or KAT operation.
+    // Cycles/instructions per function region (its most expensive call), KAT operation or pair
+    // of DWT cycle-counter reads (its longest interval).
     let lookup = |name: &str| -> Option<gate::Counts> {
         if let Some(r) = report.regions.iter().find(|r| r.name == name) {
             return Some((r.cycles.map(|c| c.max), (r.calls > 0).then_some(r.instructions.max)));
         }
-        report.kats.iter().find(|k| k.id == name).map(|k| (k.cycles, Some(k.instructions)))
+        if let Some(k) = report.kats.iter().find(|k| k.id == name) {
+            return Some((k.cycles, Some(k.instructions)));
+        }
+        let i = report.cycle_counter.iter().find(|i| i.name() == name)?;
+        Some((report.cycle_model.is_some().then_some(i.cycles.max), Some(i.instructions.max)))
     };
     let totals = gate::Totals {
         cycles: report.cycles_total,
@@ -213,7 +218,18 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         // time column; else the table's stated clock.
         clock_hz: report.clock_hz.or(scenario.table.as_ref().and_then(|t| t.clock_hz)),
     };
-    let regions = gate::check_regions(&region_budgets, &lookup, totals);
+    let mut regions = gate::check_regions(&region_budgets, &lookup, totals);
+    // A limit on a pair of counter accesses the run does not have: name the pairs it has.
+    for check in regions.iter_mut().filter(|c| c.status == gate::BudgetStatus::Unknown) {
+        let pairs: Vec<String> = report.cycle_counter.iter().map(|i| i.name()).collect();
+        if check.subject.as_ref().is_some_and(|s| s.contains("..") && !pairs.contains(s)) {
+            check.hint = Some(if pairs.is_empty() {
+                "the firmware did not access the DWT cycle counter in the run".to_string()
+            } else {
+                format!("the run's pairs of DWT cycle-counter accesses are {}", pairs.join(", "))
+            });
+        }
+    }
     report.budgets.extend(regions);
     // Cycles per byte: a KAT's cycles over its `bytes=`, or a region's calls' cycles over theirs.
     let per_byte = |name: &str| -> Option<gate::PerByte> {
@@ -439,7 +455,7 @@ fn measure_cell(
                 .as_ref()
                 .map(|t| t.kats().filter_map(|k| Some((k.id.clone(), k.region?))).collect())
                 .unwrap_or_default(),
-            counter_reads: r.intervals.keys().map(|&(a, b)| (symbolize(a), symbolize(b), a, b)).collect(),
+            counter_reads: CounterInterval::all(&r.intervals, &|pc| image.symbolize(u64::from(pc)), None),
         });
     }
     if let Ok(t) = &transcript {
@@ -456,7 +472,8 @@ fn measure_cell(
         for region in &mut report.regions {
             region.time_us = PerCallTime::at(region.cycles, report.clock_hz);
         }
-        report.cycle_counter = CounterInterval::all(&r.intervals, &symbolize, report.clock_hz);
+        report.cycle_counter =
+            CounterInterval::all(&r.intervals, &|pc| image.symbolize(u64::from(pc)), report.clock_hz);
         if let (Some(p), Some(low)) = (&probe, r.probe) {
             report.stack_probe = Some(StackProbe {
                 lowest: low,

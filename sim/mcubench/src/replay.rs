@@ -36,8 +36,9 @@ pub struct Traced {
     pub results: Results,
     /// Each KAT's marker region id, from the firmware's records.
     pub kat_regions: Vec<(String, u32)>,
-    /// The pairs of DWT cycle-counter reads: names as the report gives them, and addresses.
-    pub counter_reads: Vec<(String, String, u32, u32)>,
+    /// The pairs of DWT cycle-counter reads, named and placed as the report gives them (the
+    /// live run's counts, which a replay prices again).
+    pub counter_reads: Vec<crate::report::CounterInterval>,
 }
 
 /// The cycle model to replay with: what the plugin gets as `core=`, `wait=`, `param=` and the
@@ -84,7 +85,7 @@ pub fn replay(data: &[u8], handlers: bool, model: &ModelArgs, base: &Results) ->
     let (mut regions, mut functions) = (Activations::new(), Activations::new());
     let mut ended = false;
     // DWT cycle-counter reads: the last one (address, cycles through it), the intervals' cycles.
-    let mut last_read: Option<(u32, u64)> = None;
+    let mut last_access: Option<(u32, u64)> = None;
     let mut reads: BTreeMap<(u32, u32), (u64, u64, u64)> = BTreeMap::new();
     while let Some(event) = reader.next_event()? {
         match event {
@@ -118,17 +119,20 @@ pub fn replay(data: &[u8], handlers: bool, model: &ModelArgs, base: &Results) ->
             }
             Event::Load { addr, size } if data_side => cycles = cycles.wrapping_add(pricer.load(addr, size)),
             Event::Load { .. } => {}
-            Event::Access { stopped, read } => {
+            Event::Access { stopped, read, write } => {
                 if let (Some(c), Some(index)) = (current, stopped) {
                     cycles = cycles.wrapping_sub(pricer.abandon(&blocks[c], index as usize));
                 }
-                if let Some(pc) = read {
-                    if let Some((from, at)) = last_read {
-                        let c = cycles.wrapping_sub(at);
-                        let (sum, min, max) = reads.entry((from, pc)).or_insert((0, u64::MAX, 0));
-                        (*sum, *min, *max) = (*sum + c, (*min).min(c), (*max).max(c));
-                    }
-                    last_read = Some((pc, cycles));
+                if let Some(pc) = read
+                    && let Some((from, at)) = last_access
+                {
+                    let c = cycles.wrapping_sub(at);
+                    let (sum, min, max) = reads.entry((from, pc)).or_insert((0, u64::MAX, 0));
+                    (*sum, *min, *max) = (*sum + c, (*min).min(c), (*max).max(c));
+                }
+                // A read or a write of the counter: where the next read counts from.
+                if let Some(pc) = read.or(write) {
+                    last_access = Some((pc, cycles));
                 }
             }
             Event::MarkerSnapshot { index } => {

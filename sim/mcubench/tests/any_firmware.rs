@@ -351,8 +351,156 @@ fn dwt_cycle_counter_reads_get_the_estimated_cycles_between_them() {
     let out = common::mcubench().arg("run").arg(&s).output().unwrap();
     let table = text(&out);
     assert!(
-        table.contains("DWT cycle counter reads (CYCCNT reads 0 under QEMU)") && table.contains("poll+0x"),
+        table.contains("DWT cycle counter (CYCCNT reads 0 under QEMU)") && table.contains("poll#1..poll#1"),
         "{table}"
+    );
+}
+
+/// The other common way to time a call on a board: zero the counter (`DWT->CYCCNT = 0`), call,
+/// print what the counter reads (`cyccnt-reset`). The write starts the interval the read ends, so
+/// the pair around the call is the call (its function region) plus the argument set-up, the `bl`
+/// and the read, as with two reads; no interval runs from one read to the next across the
+/// `printf` and the write.
+#[test]
+fn a_write_of_the_dwt_cycle_counter_starts_the_interval_its_next_read_ends() {
+    let yaml = format!(
+        "name: reset\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nregions: [crc32]\n\
+         verdict: {{ exit: 0, expect: ['^crc32\\(64 B\\) = 84c86088: 0 cycles$'] }}\n",
+        common::c_firmware("cyccnt-reset").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    let pairs = cell["cycle_counter"].as_array().expect("cycle_counter");
+    let names: Vec<String> = pairs
+        .iter()
+        .map(|p| format!("{}..{}", p["from_name"].as_str().unwrap(), p["to_name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, ["bench_crc32#1..bench_crc32#2", "bench_crc32#2..poll#1", "poll#1..poll#1"], "{pairs:?}");
+    let (call, region) = (&pairs[0], &cell["regions"][0]);
+    assert_eq!(call["count"], 3, "{call}");
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    assert_eq!(n(&call["instructions"], "max"), n(&call["instructions"], "min"), "{call}");
+    // After the write: the argument register set-up, the `bl`, the call, the read.
+    assert_eq!(n(&call["instructions"], "min"), n(&region["instructions"], "min") + 3, "{call} {region}");
+    assert!(n(&call["cycles"], "min") > n(&region["cycles"], "min"), "{call} {region}");
+}
+
+/// CI on a board benchmark that times itself with the DWT cycle counter: a pull request that
+/// makes the timed call 25 % slower (`cyccnt-slower`: 80 bytes a call instead of 64, and a
+/// warm-up call that moves the reads) is a regression of the pair of reads around the call, by
+/// the reads' names (`bench_crc32#1..bench_crc32#2`, which the move keeps), and of the function
+/// region; a budget on the pair by that name holds on the base and is crossed on the head; the
+/// pull-request summary and the OpenMetrics file carry the pairs.
+#[test]
+fn a_slower_call_between_dwt_reads_is_a_regression_and_crosses_its_budget_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // One scenario per firmware and budget; both firmware run as scenario `cyccnt`, so diff pairs them.
+    let run = |elf: &str, budget: u64| {
+        let stem = dir.path().join(format!("{elf}-{budget}"));
+        let scenario = stem.with_extension("yaml");
+        std::fs::write(
+            &scenario,
+            format!(
+                "name: cyccnt\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nregions: [crc32]\n\
+                 verdict: {{ exit: 0 }}\nbudgets: {{ cycles: {{ bench_crc32#1..bench_crc32#2: {budget} }} }}\n\
+                 regressions: {{ cycles: 5 %, cycle-counter: 5 % }}\n",
+                common::c_firmware(elf).display()
+            ),
+        )
+        .unwrap();
+        let (json, metrics) = (stem.with_extension("json"), stem.with_extension("txt"));
+        let out = common::mcubench()
+            .args(["run", "--quiet", "--json-output"])
+            .arg(&json)
+            .arg("--metrics-output")
+            .arg(&metrics)
+            .arg(&scenario)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (out, scenario, json, report, std::fs::read_to_string(metrics).unwrap())
+    };
+    let diff = |format: &str, limits: &Path, base: &Path, head: &Path| {
+        common::mcubench()
+            .args(["diff", "--format", format, "--scenario"])
+            .arg(limits)
+            .arg(base)
+            .arg(head)
+            .output()
+            .unwrap()
+    };
+    let (base_out, limits, base, base_report, _) = run("cyccnt", 4000);
+    let (head_out, _, head, head_report, head_metrics) = run("cyccnt-slower", 4000);
+    assert_eq!(base_out.status.code(), Some(0), "{}", text(&base_out));
+    assert_eq!(head_out.status.code(), Some(3), "the budget is crossed: {}", text(&head_out));
+    let crossed = text(&head_out);
+    assert!(
+        crossed.contains("budget: cycles bench_crc32#1..bench_crc32#2 ")
+            && crossed.contains("exceeds the budget of 4000 cycles"),
+        "{crossed}"
+    );
+    // The warm-up call moved the reads; their names did not change.
+    let around = |r: &Value| -> Value {
+        let pairs = one_cell(r)["cycle_counter"].as_array().unwrap();
+        pairs.iter().find(|i| i["from_name"] == "bench_crc32#1").cloned().unwrap_or_else(|| panic!("{pairs:?}"))
+    };
+    let (b, h) = (around(&base_report), around(&head_report));
+    assert_eq!((&b["to_name"], &h["to_name"]), (&"bench_crc32#2".into(), &"bench_crc32#2".into()));
+    assert_ne!(b["from_address"], h["from_address"], "{b} {h}");
+    let budget = &one_cell(&head_report)["budgets"][0];
+    assert_eq!((&budget["subject"], &budget["status"]), (&"bench_crc32#1..bench_crc32#2".into(), &"exceeded".into()));
+    assert_eq!(budget["actual"], h["cycles"]["max"]);
+
+    let out = diff("json", &limits, &base, &head);
+    assert_eq!(out.status.code(), Some(3), "a budget violation outranks the regression: {}", text(&out));
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let delta = |metric: &str| {
+        let deltas = d["deltas"].as_array().unwrap();
+        deltas.iter().find(|x| x["metric"] == metric).cloned().unwrap_or_else(|| panic!("no `{metric}`: {d}"))
+    };
+    let reads = delta("cycle counter bench_crc32#1..bench_crc32#2");
+    assert_eq!((&reads["base"], &reads["head"]), (&b["cycles"]["max"], &h["cycles"]["max"]));
+    let grew = reads["percent"].as_f64().unwrap();
+    assert!((20.0..30.0).contains(&grew), "80 bytes a call instead of 64: {reads}");
+    assert!(reads["regression"].as_str().unwrap().ends_with("> 5%"), "{reads}");
+    assert!(delta("cycles crc32")["regression"].is_string(), "{d}");
+    assert!(delta("instructions crc32")["regression"].is_null(), "no instruction limit: {d}");
+    // The other pairs (the printf between measurements, the poll loop) moved by less than 5 %.
+    let mut others = d["deltas"].as_array().unwrap().iter().filter(|x| {
+        let m = x["metric"].as_str().unwrap();
+        m.starts_with("cycle counter ") && !m.ends_with("bench_crc32#1..bench_crc32#2")
+    });
+    assert!(others.all(|x| x["regression"].is_null()), "{d}");
+
+    // With room in the budget the same change is a regression (exit 4), shown in the summary.
+    let (out, _, roomy_head, _, _) = run("cyccnt-slower", 9000);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = diff("markdown", &limits, &base, &roomy_head);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("| cycle counter bench_crc32#1..bench_crc32#2 |") && md.contains("⚠️"), "{md}");
+    assert!(md.contains("| reads `bench_crc32#1..bench_crc32#2` | 3 |"), "{md}");
+    let sample = "mcubench_cycle_counter_cycles{scenario=\"cyccnt\",board=\"mps2-an386\",profile=\"prebuilt\",\
+                  reads=\"bench_crc32#1..bench_crc32#2\"}";
+    assert!(head_metrics.contains(sample), "{head_metrics}");
+
+    // A pair the run does not have is `unknown`, which fails, and the message lists the pairs it has.
+    let typo = dir.path().join("typo.yaml");
+    let yaml = std::fs::read_to_string(&limits).unwrap().replace("bench_crc32#2: 4000", "bench_crc32#3: 4000");
+    std::fs::write(&typo, yaml).unwrap();
+    let out = common::mcubench().args(["run", "--quiet"]).arg(&typo).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains(
+            "cycles bench_crc32#1..bench_crc32#3 unknown (no function region in `regions`, KAT or pair of DWT \
+             cycle-counter accesses with that name ran with a count and a cycle model): cannot show it is within \
+             4000 cycles; the run's pairs of DWT cycle-counter accesses are bench_crc32#1..bench_crc32#2, \
+             bench_crc32#2..bench_crc32#1, bench_crc32#2..poll#1, poll#1..poll#1"
+        ),
+        "{}",
+        text(&out)
     );
 }
 

@@ -307,6 +307,13 @@ fn the_report_schema_is_stable() {
     ));
     let json = common::run(&percall).to_json();
     paths(&serde_json::from_str(&json).unwrap(), String::new(), &mut set);
+    // C firmware that times itself with the DWT cycle counter: the pairs of reads.
+    let cyccnt = common::scenario(&format!(
+        "name: cyccnt\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\ntiming: stm32f407\n",
+        common::c_firmware("cyccnt").display()
+    ));
+    let json = common::run(&cyccnt).to_json();
+    paths(&serde_json::from_str(&json).unwrap(), String::new(), &mut set);
     let listing: Vec<String> = set.into_iter().collect();
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
         insta::assert_snapshot!("report-schema", listing.join("\n"));

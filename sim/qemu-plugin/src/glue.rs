@@ -53,8 +53,9 @@ static CYCLES: Counter = Counter::new();
 /// block of its own ([`on_device_access`]) stopped this one.
 static LAST_TB: AtomicPtr<TbInfo> = AtomicPtr::new(std::ptr::null_mut());
 
-/// The firmware's reads of the DWT cycle counter (QEMU's reads 0): the last read's address and
-/// counts through it, and the intervals between consecutive reads.
+/// The firmware's reads and writes of the DWT cycle counter (QEMU's reads 0): the last access's
+/// address and counts through it, and the intervals from an access to the next read (what the
+/// board's read gives after a read, as a difference, or after `DWT->CYCCNT = 0`).
 struct CounterReads {
     last: Option<(u32, u64, u64)>,
     intervals: std::collections::BTreeMap<(u32, u32), Interval>,
@@ -622,7 +623,8 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
         insn.register_memory_access_callback(
             move |vcpu, info, vaddr| {
                 if vcpu == 0 {
-                    on_device_access(own as *const TbInfo, pc, !info.is_store() && vaddr == u64::from(DWT_CYCCNT));
+                    let counter = (vaddr == u64::from(DWT_CYCCNT)).then(|| info.is_store());
+                    on_device_access(own as *const TbInfo, pc, counter);
                 }
             },
             // QEMU 7.2 filters callbacks by access type wrongly (see probe_stores).
@@ -689,9 +691,10 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 /// last stopped at this instruction, and its instructions after it, whose instructions and
 /// cycles its exec callback already added, did not run; the TB QEMU goes on with runs them.
 /// Takes them back, so the counts are exact across device accesses (the pricer and the
-/// profile then treat that TB as cut after the access). `cyccnt`: the access reads the DWT cycle
-/// counter; the counts through it are then a read of the estimate ([`CounterReads`]).
-fn on_device_access(own: *const TbInfo, pc: u32, cyccnt: bool) {
+/// profile then treat that TB as cut after the access). `counter`: the access reads (`false`) or
+/// writes (`true`) the DWT cycle counter; the counts through it are then a read of the estimate,
+/// or where the next read starts counting ([`CounterReads`]).
+fn on_device_access(own: *const TbInfo, pc: u32, counter: Option<bool>) {
     let last = LAST_TB.load(Ordering::Relaxed);
     if std::ptr::eq(last, own) {
         return;
@@ -702,18 +705,22 @@ fn on_device_access(own: *const TbInfo, pc: u32, cyccnt: bool) {
     let stopped = unsafe { last.as_ref() }
         .and_then(|tb| Some((tb, tb.price.index_of(pc)?)))
         .and_then(|(tb, index)| take_back(tb, index, pc).then_some(index as u32));
-    if cyccnt {
+    if let Some(write) = counter {
         let (insns, cycles) = (INSNS.get(), CYCLES.get());
         let mut reads = COUNTER_READS.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((from, i, c)) = reads.last {
+        if let (Some((from, i, c)), false) = (reads.last, write) {
             reads.intervals.entry((from, pc)).or_default().add(insns.wrapping_sub(i), cycles.wrapping_sub(c));
         }
         reads.last = Some((pc, insns, cycles));
     }
     if let Some(t) = trace()
-        && (stopped.is_some() || cyccnt)
+        && (stopped.is_some() || counter.is_some())
     {
-        t.writer.event(&Event::Access { stopped, read: cyccnt.then_some(pc) });
+        let (read, write) = match counter {
+            Some(write) => (Some(pc).filter(|_| !write), Some(pc).filter(|_| write)),
+            None => (None, None),
+        };
+        t.writer.event(&Event::Access { stopped, read, write });
     }
 }
 

@@ -44,11 +44,12 @@
 //!   completed activations of a region have a `call` line; later ones count in the totals and
 //!   the sites only.
 //!
-//! `interval` lines (with `cycles` only) are the firmware's reads of the DWT cycle counter
-//! (`CYCCNT`, 0xE0001004), which QEMU does not model (it reads 0): one line per pair of read
-//! instructions `from` → `to` (decimal addresses) that ran one after the other, with the
-//! instructions and estimated cycles from the first read (exclusive) to the second (inclusive)
-//! over the `count` times that pair ran, in ascending (`from`, `to`) order. See [`Interval`].
+//! `interval` lines (with `cycles` only) are the firmware's accesses of the DWT cycle counter
+//! (`CYCCNT`, 0xE0001004), which QEMU does not model (it reads 0): one line per pair `from` →
+//! `to` (decimal addresses) of an instruction that read or wrote the counter and the read that
+//! came next, with the instructions and estimated cycles from the first access (exclusive) to
+//! the read (inclusive) over the `count` times that pair ran, in ascending (`from`, `to`) order.
+//! See [`Interval`].
 //!
 //! A
 //! `stack` line's frames are indices into the functions file, outermost first, `-` for code
@@ -143,10 +144,11 @@ impl Site {
     }
 }
 
-/// The runs of one pair of consecutive DWT cycle-counter reads: what the firmware's own
-/// `CYCCNT` difference between them would have measured on the board, as estimated here. Like a
-/// marker snapshot, a read is taken through its own instruction: an interval counts the
-/// instructions after the first read up to and including the second.
+/// The runs of one pair of DWT cycle-counter accesses, a read or a write and the next read: what
+/// the firmware's own `CYCCNT` difference between two reads, or its read after writing the
+/// counter (`DWT->CYCCNT = 0`), would have measured on the board, as estimated here. Like a
+/// marker snapshot, an access is taken through its own instruction: an interval counts the
+/// instructions after the first access up to and including the read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Interval {
     pub count: u64,
@@ -167,7 +169,8 @@ impl Interval {
     }
 }
 
-/// The DWT cycle counter's address (`DWT_CYCCNT`): a load from it is a read of the counter.
+/// The DWT cycle counter's address (`DWT_CYCCNT`): a load from it is a read of the counter, a
+/// store a write (`DWT->CYCCNT = 0` before the code timed).
 pub const DWT_CYCCNT: u32 = 0xE000_1004;
 
 /// An activation still open when QEMU exited.

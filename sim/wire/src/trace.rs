@@ -16,7 +16,7 @@
 //! * each marker-store snapshot, with the index of the storing instruction in the running block;
 //! * each device-register access that stopped the running block before its end
 //!   (`cpu_io_recompile`, see `mcubench_timing::run::Pricer::abandon`), with the index of the
-//!   accessing instruction, and each read of the DWT cycle counter, with its address;
+//!   accessing instruction, and each read and write of the DWT cycle counter, with its address;
 //! * at the end, every completed region activation: marker region or function region, its id
 //!   and the numbers of its first and last snapshots (snapshots are numbered in order, both kinds
 //!   together).
@@ -28,14 +28,14 @@
 use std::io::Write;
 
 /// The first line of a trace file; bumped when the format changes.
-pub const TRACE_HEADER: &str = "mcubench-trace 3\n";
+pub const TRACE_HEADER: &str = "mcubench-trace 4\n";
 
 const EXEC: u64 = 0;
 const EXEC_SNAP: u64 = 1;
 const BLOCK: u64 = 2;
 const LOAD: u64 = 3;
 // 4: loads outside the flash in trace format 1 (they change nothing, so format 2 has none);
-// device accesses since format 3.
+// device accesses since format 3 (writes of the cycle counter since format 4).
 const ACCESS: u64 = 4;
 const MARKER_SNAP: u64 = 5;
 const ACTIVATION: u64 = 6;
@@ -53,9 +53,9 @@ pub enum Event<'a> {
     /// A marker store by instruction `index` of the running block: a snapshot.
     MarkerSnapshot { index: u32 },
     /// A device-register access: `stopped`, the index of the accessing instruction in the
-    /// running block when the block stopped there before its end; `read`, the instruction's
-    /// address when it read the DWT cycle counter.
-    Access { stopped: Option<u32>, read: Option<u32> },
+    /// running block when the block stopped there before its end; `read` or `write`, the
+    /// instruction's address when it read or wrote the DWT cycle counter.
+    Access { stopped: Option<u32>, read: Option<u32>, write: Option<u32> },
     /// A completed activation of region `id` (`function`: a function region, else a marker
     /// region) from snapshot `first` to snapshot `last`.
     Activation { function: bool, id: u32, first: u64, last: u64 },
@@ -91,13 +91,11 @@ pub fn encode(buf: &mut Vec<u8>, event: &Event<'_>) {
             put(buf, u64::from(addr));
         }
         Event::MarkerSnapshot { index } => put(buf, u64::from(index) << 3 | MARKER_SNAP),
-        Event::Access { stopped, read } => {
-            put(buf, u64::from(stopped.is_some()) << 3 | u64::from(read.is_some()) << 4 | ACCESS);
-            if let Some(i) = stopped {
-                put(buf, u64::from(i));
-            }
-            if let Some(a) = read {
-                put(buf, u64::from(a));
+        Event::Access { stopped, read, write } => {
+            let flags = u64::from(stopped.is_some()) | u64::from(read.is_some()) << 1 | u64::from(write.is_some()) << 2;
+            put(buf, flags << 3 | ACCESS);
+            for n in [stopped, read, write].into_iter().flatten() {
+                put(buf, u64::from(n));
             }
         }
         Event::Activation { function, id, first, last } => {
@@ -211,9 +209,9 @@ impl<'a> TraceReader<'a> {
             LOAD => Event::Load { size: high()?, addr: self.u32()? },
             MARKER_SNAP => Event::MarkerSnapshot { index: high()? },
             ACCESS => {
-                let stopped = if v & 1 << 3 != 0 { Some(self.u32()?) } else { None };
-                let read = if v & 1 << 4 != 0 { Some(self.u32()?) } else { None };
-                Event::Access { stopped, read }
+                let mut field = |bit: u64| if v & 1 << bit != 0 { self.u32().map(Some) } else { Ok(None) };
+                let (stopped, read, write) = (field(3)?, field(4)?, field(5)?);
+                Event::Access { stopped, read, write }
             }
             ACTIVATION => Event::Activation {
                 function: v >> 3 != 0,
@@ -238,9 +236,10 @@ mod tests {
             Event::Exec { id: 70_000, snapshot: true },
             Event::Load { addr: 0x0800_1234, size: 8 },
             Event::MarkerSnapshot { index: 3 },
-            Event::Access { stopped: Some(2), read: None },
-            Event::Access { stopped: None, read: Some(0xE000_0100) },
-            Event::Access { stopped: Some(0), read: Some(0x200) },
+            Event::Access { stopped: Some(2), read: None, write: None },
+            Event::Access { stopped: None, read: Some(0xE000_0100), write: None },
+            Event::Access { stopped: Some(0), read: Some(0x200), write: None },
+            Event::Access { stopped: Some(1), read: None, write: Some(0x1_0204) },
             Event::Activation { function: true, id: 2, first: 5, last: 1 << 40 },
             Event::Activation { function: false, id: 0, first: 0, last: 1 },
         ];

@@ -40,14 +40,19 @@ pub struct Regressions {
     pub stack: Option<Limit>,
     /// Whole-run heap peak and heap per KAT operation (firmware that reports its heap).
     pub heap: Option<Limit>,
-    /// Per KAT operation.
+    /// Per KAT operation and per function region (its most expensive call).
     pub instructions: Option<Limit>,
-    /// Per KAT operation (estimated cycles).
+    /// Per KAT operation and per function region (estimated cycles).
     pub cycles: Option<Limit>,
     /// Whole-run instructions and estimated cycles.
     pub total: Option<Limit>,
     /// Every metric the `verdict.record` patterns capture.
     pub metrics: Option<Limit>,
+    /// Every pair of the firmware's DWT cycle-counter reads (its longest interval's estimated
+    /// cycles). Apart from `cycles`: the pairs are whatever the firmware reads, measurements and
+    /// the `printf` between them alike.
+    #[serde(rename = "cycle-counter")]
+    pub cycle_counter: Option<Limit>,
 }
 
 impl Regressions {
@@ -61,6 +66,7 @@ impl Regressions {
             cycles: over.cycles.or(self.cycles),
             total: over.total.or(self.total),
             metrics: over.metrics.or(self.metrics),
+            cycle_counter: over.cycle_counter.or(self.cycle_counter),
         }
     }
 }
@@ -100,7 +106,8 @@ impl Budgets {
 
 /// Per-region limits on estimated cycles and instructions: `{ "crc32": 5000, "sha3-256/empty": 9000 }`.
 /// A key names a function region of the scenario's `regions` (the limit bounds its most expensive
-/// call) or a KAT id (the limit bounds that KAT's operation). Crossing one fails the run like any
+/// call), a KAT id (the limit bounds that KAT's operation) or a pair of the firmware's DWT
+/// cycle-counter reads, `bench#1..bench#2` (the limit bounds its longest interval). Crossing one fails the run like any
 /// budget (exit code 3); a key that names neither is `unknown`, which fails it too.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]

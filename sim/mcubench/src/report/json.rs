@@ -41,6 +41,7 @@ mod tests {
             limit: 10,
             actual: Some(5),
             status: BudgetStatus::Ok,
+            hint: None,
         });
         RunReport {
             schema: SCHEMA.into(),

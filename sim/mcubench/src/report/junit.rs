@@ -160,6 +160,7 @@ mod budget_tests {
             limit: 10,
             actual: Some(20),
             status: BudgetStatus::Exceeded,
+            hint: None,
         });
         let report = one_cell_report(cell);
         let xml = to_junit(&report);

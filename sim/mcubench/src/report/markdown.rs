@@ -169,6 +169,7 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
         };
         let _ = writeln!(out, " {budget} |");
     }
+    out.push_str(&spans(report));
     // Every cell's cycle model with its effective parameters, and the estimate at its clock.
     let models: Vec<&crate::report::CellReport> = report.cells.iter().filter(|c| c.cycle_model.is_some()).collect();
     if !models.is_empty() {
@@ -195,4 +196,40 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
     }
     out.push_str("\n</details>\n");
     out
+}
+
+/// Each cell's function regions and pairs of DWT cycle-counter reads at their most expensive
+/// call or interval: what budgets bound and `mcubench diff` compares.
+fn spans(report: &RunReport) -> String {
+    let mut rows = String::new();
+    for c in &report.cells {
+        let time = |cycles: Option<u64>| {
+            crate::report::time_us(cycles, c.clock_hz).map_or("–".to_string(), crate::report::format_time)
+        };
+        let cycles = |v: Option<u64>| v.map_or("–".to_string(), |v| v.to_string());
+        let mut row = |what: String, times: u64, insns: u64, est: Option<u64>| {
+            let _ = writeln!(
+                rows,
+                "| {} | {} | {what} | {times} | {insns} | {} | {} |",
+                cell(&c.board),
+                cell(&c.profile),
+                cycles(est),
+                time(est)
+            );
+        };
+        for r in c.regions.iter().filter(|r| r.calls > 0) {
+            row(format!("region {}", code(&r.name)), r.calls, r.instructions.max, r.cycles.map(|c| c.max));
+        }
+        for i in c.cycle_counter.iter().filter(|i| !i.from_name.is_empty()) {
+            let est = c.cycle_model.as_ref().map(|_| i.cycles.max);
+            row(format!("reads {}", code(&i.name())), i.count, i.instructions.max, est);
+        }
+    }
+    if rows.is_empty() {
+        return rows;
+    }
+    format!(
+        "\nFunction regions and DWT cycle-counter reads (the most expensive call or interval):\n\n\
+         | board | profile | what | times | insns | est. cycles | time |\n|---|---|---|--:|--:|--:|--:|\n{rows}"
+    )
 }

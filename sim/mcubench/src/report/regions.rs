@@ -84,18 +84,27 @@ pub struct RegionReport {
     pub by_caller: Vec<CallerReport>,
 }
 
-/// Two consecutive reads of the DWT cycle counter (`CYCCNT`) by the firmware: what its own
-/// counter difference between them would read on the board, as estimated here (QEMU's counter
-/// reads 0). Counted as a marker snapshot is: the instructions after the first read up to and
-/// including the second.
+/// An access of the DWT cycle counter (`CYCCNT`) by the firmware, a read or a write
+/// (`DWT->CYCCNT = 0`), and the read that came next: what the firmware's own counter difference
+/// between the two reads, or its read after the write, would give on the board, as estimated
+/// here (QEMU's counter reads 0). Counted as a marker snapshot is: the instructions after the
+/// first access up to and including the read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CounterInterval {
-    /// The reading instructions, as function+offset (`no symbol` outside every symbol).
+    /// The accessing instructions, as function+offset (`no symbol` outside every symbol).
     pub from: String,
     pub to: String,
+    /// The same accesses as `function#n`, the n-th of the function's accesses of the counter by
+    /// address (among those the run made), or the address outside every symbol: names that
+    /// survive a rebuild which moves the code, so budgets, `mcubench diff` and calibration rows
+    /// can use them ([`CounterInterval::name`]). Empty in reports older than these names.
+    #[serde(default)]
+    pub from_name: String,
+    #[serde(default)]
+    pub to_name: String,
     pub from_address: u32,
     pub to_address: u32,
-    /// How many times a read at `from` was followed by the read at `to`.
+    /// How many times the access at `from` was followed by the read at `to`.
     pub count: u64,
     pub instructions: PerCall,
     pub cycles: PerCall,
@@ -105,18 +114,23 @@ pub struct CounterInterval {
 }
 
 impl CounterInterval {
-    /// The plugin's intervals in address order, named by `symbolize`.
+    /// The plugin's intervals in address order; `symbolize(address)` gives the symbol holding
+    /// an access and the access's offset in it.
     pub fn all(
         intervals: &BTreeMap<(u32, u32), mcubench_wire::Interval>,
-        symbolize: &dyn Fn(u32) -> String,
+        symbolize: &dyn Fn(u32) -> Option<(String, u64)>,
         clock_hz: Option<u64>,
     ) -> Vec<CounterInterval> {
         let per_call = |(total, min, max): (u64, u64, u64)| PerCall { total, min, max };
+        let reads = read_names(intervals.keys().flat_map(|&(a, b)| [a, b]), symbolize);
+        let at = |a: u32| symbolize(a).map_or("no symbol".to_string(), |(f, off)| format!("{f}+0x{off:x}"));
         intervals
             .iter()
             .map(|(&(from, to), i)| CounterInterval {
-                from: symbolize(from),
-                to: symbolize(to),
+                from: at(from),
+                to: at(to),
+                from_name: reads[&from].clone(),
+                to_name: reads[&to].clone(),
                 from_address: from,
                 to_address: to,
                 count: i.count,
@@ -126,6 +140,37 @@ impl CounterInterval {
             })
             .collect()
     }
+
+    /// `from_name..to_name`, e.g. `bench_crc32#1..bench_crc32#2`: what budgets and
+    /// calibration rows name the pair by, and what `mcubench diff` matches base and head by.
+    pub fn name(&self) -> String {
+        format!("{}..{}", self.from_name, self.to_name)
+    }
+}
+
+/// Each access address named `function#n` (n counting the function's accesses from 1 by
+/// address), or `0x…` when no symbol holds it. The names depend only on which accesses ran and
+/// in which function, not on where the code landed.
+fn read_names(
+    addresses: impl IntoIterator<Item = u32>,
+    symbolize: &dyn Fn(u32) -> Option<(String, u64)>,
+) -> BTreeMap<u32, String> {
+    let addresses: std::collections::BTreeSet<u32> = addresses.into_iter().collect();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    addresses
+        .into_iter()
+        .map(|a| {
+            let name = match symbolize(a) {
+                Some((f, _)) => {
+                    let n = seen.entry(f.clone()).or_default();
+                    *n += 1;
+                    format!("{f}#{n}")
+                }
+                None => format!("0x{a:08x}"),
+            };
+            (a, name)
+        })
+        .collect()
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -361,6 +406,44 @@ mod tests {
     use mcubench_wire::{Call, Site};
 
     use super::*;
+
+    /// Reads are named by function and by order of address within it, so the names do not
+    /// change when code before or inside the function moves the reads.
+    #[test]
+    fn counter_reads_are_named_by_function_and_order_not_address() {
+        let names = |base: u32| {
+            let symbolize = move |a: u32| match a {
+                a if (base..base + 0x40).contains(&a) => Some(("bench".to_string(), u64::from(a - base))),
+                a if (0x400..0x440).contains(&a) => Some(("poll".to_string(), u64::from(a - 0x400))),
+                _ => None,
+            };
+            let mut intervals = BTreeMap::new();
+            for pair in [(base + 0x12, base + 0x18), (base + 0x18, base + 0x12), (base + 0x18, 0x40c), (0x40c, 0x40c)] {
+                let mut i = mcubench_wire::Interval::default();
+                i.add(6, 8);
+                intervals.insert(pair, i);
+            }
+            intervals.insert((0x40c, 0x9000), mcubench_wire::Interval::default());
+            CounterInterval::all(&intervals, &symbolize, None)
+                .iter()
+                .map(|i| (i.name(), i.from.clone()))
+                .collect::<Vec<_>>()
+        };
+        let at_0x100 = names(0x100);
+        assert_eq!(
+            at_0x100,
+            [
+                ("bench#1..bench#2".to_string(), "bench+0x12".to_string()),
+                ("bench#2..bench#1".to_string(), "bench+0x18".to_string()),
+                ("bench#2..poll#1".to_string(), "bench+0x18".to_string()),
+                ("poll#1..poll#1".to_string(), "poll+0xc".to_string()),
+                ("poll#1..0x00009000".to_string(), "poll+0xc".to_string()),
+            ]
+        );
+        // The same reads with `bench` moved by a rebuild: other offsets, the same names.
+        let moved: Vec<String> = names(0x180).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(moved, at_0x100.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
+    }
 
     fn call(insns: u64, ret: u32) -> Call {
         Call { insns, cycles: Some(2 * insns), ret: Some(ret), bytes: None }

@@ -308,19 +308,19 @@ impl RunReport {
         out
     }
 
-    /// The firmware's own DWT cycle-counter reads: per pair of consecutive reads, what its
-    /// counter difference would have read on the board (QEMU's counter reads 0).
+    /// The firmware's own DWT cycle-counter accesses: per access and the read after it, what
+    /// the firmware would have read on the board (QEMU's counter reads 0).
     fn cycle_counter_table(&self) -> String {
         if self.cells.iter().all(|c| c.cycle_counter.is_empty()) {
             return String::new();
         }
         let mut out = String::from(
-            "\nDWT cycle counter reads (CYCCNT reads 0 under QEMU): est. cycles from each read to the next, \
-             what the firmware's own difference would read on the board\n",
+            "\nDWT cycle counter (CYCCNT reads 0 under QEMU): est. cycles from each read or write of it to the next \
+             read, what the firmware would read on the board (f#n: the n-th access in function f, by address)\n",
         );
         let clocked = self.cells.iter().any(|c| c.clock_hz.is_some() && !c.cycle_counter.is_empty());
         let mut header: Vec<String> =
-            ["from → to", "board/profile", "times", "insns total", "min", "max", "cycles total", "min", "max"]
+            ["accesses", "at", "board/profile", "times", "insns total", "min", "max", "cycles total", "min", "max"]
                 .map(String::from)
                 .to_vec();
         if clocked {
@@ -330,8 +330,9 @@ impl RunReport {
         for c in &self.cells {
             let cell = format!("{}/{}", c.board.trim_start_matches("mps2-"), c.profile);
             for i in &c.cycle_counter {
-                let pair = format!("{} → {}", i.from, i.to);
-                let mut row = call_columns(pair, cell.clone(), i.count.to_string(), &i.instructions, Some(&i.cycles));
+                let mut row =
+                    call_columns(i.name(), cell.clone(), i.count.to_string(), &i.instructions, Some(&i.cycles));
+                row.insert(1, format!("{:#x} → {:#x}", i.from_address, i.to_address));
                 if clocked {
                     row.push(
                         super::time_us(Some(i.cycles.max), c.clock_hz).map_or("-".to_string(), super::format_time),
