@@ -32,9 +32,11 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
     let ok = passed == runs && budgets_hold && regressions == 0;
 
     let mut out = String::new();
+    // Firmware without the result protocol has no KATs: no `0/0 KATs` in its headline.
+    let kats_text = if kats == 0 { String::new() } else { format!("{kats_passed}/{kats} KATs · ") };
     let _ = write!(
         out,
-        "### {} mcubench `{}`: {passed}/{runs} runs pass · {kats_passed}/{kats} KATs · {}",
+        "### {} mcubench `{}`: {passed}/{runs} runs pass · {kats_text}{}",
         if ok { "✅" } else { "❌" },
         report.scenario,
         if budgets_hold { "budgets hold" } else { "budget exceeded" }
