@@ -135,8 +135,9 @@ pub enum Measured {
     /// A function region by name: cycles per call (the mean over its calls).
     Region(String),
     /// What the firmware's own DWT cycle-counter difference between two reads measured: the
-    /// reading instructions as the report names them (`bench#1`, which a rebuild keeps, or
-    /// `bench+0x12`) or by address (`0x1a2`); the mean over the times that pair of reads ran.
+    /// accessing instructions as the report names them (`bench#1`, which a rebuild keeps, or
+    /// `bench+0x12`) or by address (`0x1a2`); the mean over the times that pair ran. The first
+    /// may be a write of the counter (`DWT->CYCCNT = 0`).
     Reads(String, String),
 }
 
@@ -797,11 +798,11 @@ fn live_estimate(row: &Row, cell: &crate::report::CellReport) -> Result<u64, Err
     est.ok_or_else(|| Error::Run(format!("{}: the run gave no cycle estimate", row.at)))
 }
 
-/// The index in `pairs` (the run's pairs of DWT cycle-counter reads) of the pair a row names,
-/// each read by `function#n`, function+offset or address; an error lists the run's pairs.
+/// The index in `pairs` (the run's pairs of DWT cycle-counter accesses) of the pair a row names,
+/// each access by `function#n`, function+offset or address; an error lists the run's pairs.
 fn find_reads(row: &Row, from: &str, to: &str, pairs: &[CounterInterval]) -> Result<usize, Error> {
-    let is = |read: &str, at: &str, address: u32, given: &str| {
-        read == given
+    let is = |name: &str, at: &str, address: u32, given: &str| {
+        name == given
             || at == given
             || given.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok()).is_some_and(|a| a == address)
     };
@@ -851,7 +852,7 @@ fn replayed_estimate(row: &Row, cell: &CellRun, traced: &Traced, r: &Results) ->
             report.cycles.map(|c| c.total / report.calls)
         }
         Measured::Reads(from, to) => {
-            let pair = &traced.counter_reads[find_reads(row, from, to, &traced.counter_reads)?];
+            let pair = &traced.counter_pairs[find_reads(row, from, to, &traced.counter_pairs)?];
             r.intervals.get(&(pair.from_address, pair.to_address)).map(|i| i.cycles.0 / i.count)
         }
     };

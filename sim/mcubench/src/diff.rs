@@ -222,7 +222,7 @@ pub fn diff(
                 );
             }
         }
-        // The firmware's own DWT cycle-counter spans, by the reads' names (which a rebuild that
+        // The firmware's own DWT cycle-counter spans, by the accesses' names (which a rebuild that
         // moves the code keeps), at their longest interval.
         let cycle_model =
             |c: &CellReport, i: &crate::report::CounterInterval| c.cycle_model.as_ref().map(|_| i.cycles.max);

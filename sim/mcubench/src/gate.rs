@@ -1,8 +1,8 @@
 //! Budgets: hard limits on flash, static RAM, stack and heap peak per board × profile, and on the estimated
 //! cycles or instructions of a function region (its most expensive call), a KAT operation or a pair
-//! of the firmware's DWT cycle-counter reads (its longest interval).
+//! of the firmware's DWT cycle-counter accesses (its longest interval).
 //! Crossing one fails the run. A metric that could not be measured (the run failed before its
-//! `end` record, no cycle model, a name that is no region, KAT or pair of reads) cannot be shown to
+//! `end` record, no cycle model, a name that is no region, KAT or pair of accesses) cannot be shown to
 //! hold, so it is `unknown`, which fails the gate too: a budget is never passed by default.
 
 use serde::{Deserialize, Serialize};
@@ -192,7 +192,7 @@ pub fn check(budgets: &Budgets, measured: Measured) -> Vec<BudgetCheck> {
 }
 
 /// What a region budget's key can measure: `(cycles, instructions)` of a function region's most
-/// expensive call, of a KAT operation or of a pair of DWT cycle-counter reads' longest interval,
+/// expensive call, of a KAT operation or of a pair of DWT cycle-counter accesses' longest interval,
 /// each `None` when not measured.
 pub type Counts = (Option<u64>, Option<u64>);
 

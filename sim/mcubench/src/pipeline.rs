@@ -199,7 +199,7 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
         },
     );
     // Cycles/instructions per function region (its most expensive call), KAT operation or pair
-    // of DWT cycle-counter reads (its longest interval).
+    // of DWT cycle-counter accesses (its longest interval).
     let lookup = |name: &str| -> Option<gate::Counts> {
         if let Some(r) = report.regions.iter().find(|r| r.name == name) {
             return Some((r.cycles.map(|c| c.max), (r.calls > 0).then_some(r.instructions.max)));
@@ -220,8 +220,8 @@ fn gate_cell(report: &mut CellReport, cell: &Cell<'_>, scenario: &Scenario) {
     };
     let mut regions = gate::check_regions(&region_budgets, &lookup, totals);
     // A limit on a pair of counter accesses the run does not have: name the pairs it has.
+    let pairs: Vec<String> = report.cycle_counter.iter().map(|i| i.name()).collect();
     for check in regions.iter_mut().filter(|c| c.status == gate::BudgetStatus::Unknown) {
-        let pairs: Vec<String> = report.cycle_counter.iter().map(|i| i.name()).collect();
         if check.subject.as_ref().is_some_and(|s| s.contains("..") && !pairs.contains(s)) {
             check.hint = Some(if pairs.is_empty() {
                 "the firmware did not access the DWT cycle counter in the run".to_string()
@@ -455,7 +455,7 @@ fn measure_cell(
                 .as_ref()
                 .map(|t| t.kats().filter_map(|k| Some((k.id.clone(), k.region?))).collect())
                 .unwrap_or_default(),
-            counter_reads: CounterInterval::all(&r.intervals, &|pc| image.symbolize(u64::from(pc)), None),
+            counter_pairs: CounterInterval::all(&r.intervals, &|pc| image.symbolize(u64::from(pc)), None),
         });
     }
     if let Ok(t) = &transcript {

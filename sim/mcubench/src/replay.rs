@@ -36,9 +36,9 @@ pub struct Traced {
     pub results: Results,
     /// Each KAT's marker region id, from the firmware's records.
     pub kat_regions: Vec<(String, u32)>,
-    /// The pairs of DWT cycle-counter reads, named and placed as the report gives them (the
+    /// The pairs of DWT cycle-counter accesses, named and placed as the report gives them (the
     /// live run's counts, which a replay prices again).
-    pub counter_reads: Vec<crate::report::CounterInterval>,
+    pub counter_pairs: Vec<crate::report::CounterInterval>,
 }
 
 /// The cycle model to replay with: what the plugin gets as `core=`, `wait=`, `param=` and the

@@ -482,9 +482,9 @@ fn a_slower_call_between_dwt_reads_is_a_regression_and_crosses_its_budget_by_nam
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.starts_with("### ❌ mcubench `cyccnt`: 1/1 runs pass · budgets hold · **2 regression(s)**"), "{md}");
     assert!(md.contains("| cycle counter bench_crc32#1..bench_crc32#2 |") && md.contains("⚠️"), "{md}");
-    assert!(md.contains("| reads `bench_crc32#1..bench_crc32#2` | 3 |"), "{md}");
+    assert!(md.contains("| DWT `bench_crc32#1..bench_crc32#2` | 3 |"), "{md}");
     let sample = "mcubench_cycle_counter_cycles{scenario=\"cyccnt\",board=\"mps2-an386\",profile=\"prebuilt\",\
-                  reads=\"bench_crc32#1..bench_crc32#2\"}";
+                  accesses=\"bench_crc32#1..bench_crc32#2\"}";
     assert!(head_metrics.contains(sample), "{head_metrics}");
 
     // A pair the run does not have is `unknown`, which fails, and the message lists the pairs it has.

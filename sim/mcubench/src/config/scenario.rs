@@ -48,8 +48,8 @@ pub struct Regressions {
     pub total: Option<Limit>,
     /// Every metric the `verdict.record` patterns capture.
     pub metrics: Option<Limit>,
-    /// Every pair of the firmware's DWT cycle-counter reads (its longest interval's estimated
-    /// cycles). Apart from `cycles`: the pairs are whatever the firmware reads, measurements and
+    /// Every pair of the firmware's DWT cycle-counter accesses (its longest interval's estimated
+    /// cycles). Apart from `cycles`: the pairs are whatever the firmware does, measurements and
     /// the `printf` between them alike.
     #[serde(rename = "cycle-counter")]
     pub cycle_counter: Option<Limit>,
@@ -107,7 +107,7 @@ impl Budgets {
 /// Per-region limits on estimated cycles and instructions: `{ "crc32": 5000, "sha3-256/empty": 9000 }`.
 /// A key names a function region of the scenario's `regions` (the limit bounds its most expensive
 /// call), a KAT id (the limit bounds that KAT's operation) or a pair of the firmware's DWT
-/// cycle-counter reads, `bench#1..bench#2` (the limit bounds its longest interval). Crossing one fails the run like any
+/// cycle-counter accesses, `bench#1..bench#2` (the limit bounds its longest interval). Crossing one fails the run like any
 /// budget (exit code 3); a key that names neither is `unknown`, which fails it too.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]

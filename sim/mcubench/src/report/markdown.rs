@@ -200,7 +200,7 @@ pub fn to_markdown(report: &RunReport, diff: Option<&Diff>) -> String {
     out
 }
 
-/// Each cell's function regions and pairs of DWT cycle-counter reads at their most expensive
+/// Each cell's function regions and pairs of DWT cycle-counter accesses at their most expensive
 /// call or interval: what budgets bound and `mcubench diff` compares.
 fn spans(report: &RunReport) -> String {
     let mut rows = String::new();
@@ -224,14 +224,14 @@ fn spans(report: &RunReport) -> String {
         }
         for i in c.cycle_counter.iter().filter(|i| !i.from_name.is_empty()) {
             let est = c.cycle_model.as_ref().map(|_| i.cycles.max);
-            row(format!("reads {}", code(&i.name())), i.count, i.instructions.max, est);
+            row(format!("DWT {}", code(&i.name())), i.count, i.instructions.max, est);
         }
     }
     if rows.is_empty() {
         return rows;
     }
     format!(
-        "\nFunction regions and DWT cycle-counter reads (the most expensive call or interval):\n\n\
+        "\nFunction regions and pairs of DWT cycle-counter accesses (the most expensive call or interval):\n\n\
          | board | profile | what | times | insns | est. cycles | time |\n|---|---|---|--:|--:|--:|--:|\n{rows}"
     )
 }

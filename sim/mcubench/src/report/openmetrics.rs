@@ -1,7 +1,7 @@
 //! OpenMetrics text for metric dashboards and GitLab's merge-request metrics widget
 //! (`artifacts: reports: metrics: metrics.txt`, which compares each `name{labels}` with the
 //! target branch). Every figure of the report that has a number becomes a gauge labelled with its
-//! scenario, board and profile (and KAT, region or pair of DWT cycle-counter reads); families are written whole, in a fixed order, and the
+//! scenario, board and profile (and KAT, region or pair of DWT cycle-counter accesses); families are written whole, in a fixed order, and the
 //! file ends with `# EOF`. Like every format, a pure function of the report.
 
 use std::fmt::Write as _;
@@ -50,11 +50,11 @@ pub fn to_openmetrics(report: &RunReport) -> String {
     let mut region_insns = family("mcubench_region_instructions", None, "instructions over all calls of a region");
     let mut region_cycles = family("mcubench_region_cycles", None, "estimated cycles over all calls of a region");
     let mut reads_count =
-        family("mcubench_cycle_counter_intervals", None, "times a pair of DWT cycle-counter reads ran in turn");
+        family("mcubench_cycle_counter_intervals", None, "times a pair of DWT cycle-counter accesses ran in turn");
     let mut reads_insns =
-        family("mcubench_cycle_counter_instructions", None, "instructions over all intervals of a pair of reads");
+        family("mcubench_cycle_counter_instructions", None, "instructions over all intervals of a pair of accesses");
     let mut reads_cycles =
-        family("mcubench_cycle_counter_cycles", None, "estimated cycles over all intervals of a pair of reads");
+        family("mcubench_cycle_counter_cycles", None, "estimated cycles over all intervals of a pair of accesses");
 
     for cell in &report.cells {
         let labels = format!(
@@ -102,7 +102,7 @@ pub fn to_openmetrics(report: &RunReport) -> String {
             }
         }
         for pair in cell.cycle_counter.iter().filter(|i| !i.from_name.is_empty()) {
-            let labels = format!("{labels},reads=\"{}\"", escape(&pair.name()));
+            let labels = format!("{labels},accesses=\"{}\"", escape(&pair.name()));
             reads_count.samples.push((labels.clone(), pair.count));
             reads_insns.samples.push((labels.clone(), pair.instructions.total));
             if cell.cycle_model.is_some() {
