@@ -171,6 +171,9 @@ echo "built $OUT/newlib-calltree*.elf"
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DRESET_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
     -o "$OUT/cyccnt-reset.elf"
 echo "built $OUT/cyccnt{,-2000,-wait,-slower,-reset}.elf"
+# fault: calls through a function pointer without its Thumb bit; the start-up's fault handler loops.
+"$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/fault/main.c" -o "$OUT/fault.elf"
+echo "built $OUT/fault.elf"
 
 # kat-float: single-precision KATs built for hard float (-mfloat-abi=hard, VFP instructions and
 # the hard-float calling convention) on mps2-an386 (Cortex-M4F); kat-crc32/startup.c enables the

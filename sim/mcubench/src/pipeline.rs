@@ -397,12 +397,26 @@ fn measure_cell(
     if let Some(vectors) = &scenario.vectors {
         verdict = verdict::check_vectors(verdict, transcript.as_ref(), vectors);
     }
-    // A wait on the DWT cycle counter never ends here: say so when the ELF reads it.
+    // A timeout: where the core was (a contained run asks QEMU's monitor before QEMU goes). In a
+    // fault handler that loops, the run faulted.
+    let stopped = run.at_timeout.as_deref().and_then(crate::judge::stopped::CoreState::parse);
+    if verdict.outcome == Outcome::Timeout
+        && let Some(s) = &stopped
+    {
+        verdict = crate::judge::stopped::judge(verdict, s, &image, &symbolize);
+    }
+    // A wait on the DWT cycle counter never ends here: say so when the ELF reads it and the core
+    // hung in a function that reads it (or where it hung is unknown).
     if verdict.outcome == Outcome::Timeout
         && let Ok(decoder) = mcubench_thumb::Decoder::for_core(args.core.unwrap_or(board.core))
     {
         let readers = crate::analyze::cycle_counter::readers(&image, &decoder);
-        if !readers.is_empty() {
+        let hung_in = stopped.as_ref().map(|s| image.symbolize(u64::from(s.pc)).map(|(f, _)| f));
+        let waiting = match &hung_in {
+            None => !readers.is_empty(),
+            Some(f) => f.as_ref().is_some_and(|f| readers.contains(f)),
+        };
+        if waiting {
             verdict.message.push_str(&format!(
                 "; the firmware reads the DWT cycle counter (in {}), which stays 0 under QEMU, so a wait on it \
                  never ends (see the guide's \"Firmware that times itself with the DWT cycle counter\")",

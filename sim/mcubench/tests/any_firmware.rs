@@ -505,9 +505,42 @@ fn a_slower_call_between_dwt_reads_is_a_regression_and_crosses_its_budget_by_nam
     );
 }
 
+/// C firmware whose fault handlers loop forever (firmware/c/newlib's start-up, like most) faults
+/// silently and hangs; at the timeout mcubench stops the core and reads it through QEMU's monitor,
+/// so the verdict is the fault: which one, the faulting instruction from the exception frame, the
+/// fault status registers in words, and the handler it hung in. `fault` calls through a function
+/// pointer without its Thumb bit (INVSTATE); on the Cortex-M3 the same M4 build faults earlier,
+/// on a DSP instruction (`uadd8`) in newlib's `strlen` (UNDEFINSTR). Both QEMUs.
+#[test]
+fn a_fault_in_a_looping_handler_is_the_fault_with_its_cause_not_a_timeout() {
+    let yaml = format!(
+        "name: fault\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386, mps2-an385]\nverdict: {{ exit: 0 }}\ntimeout: 1 s\n",
+        common::c_firmware("fault").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(1), "{raw}");
+    let cells = json["cells"].as_array().unwrap();
+    let message = |board: &str| {
+        let cell = cells.iter().find(|c| c["board"] == board).unwrap();
+        assert_eq!(cell["verdict"]["outcome"], "fault", "{cell}");
+        cell["verdict"]["message"].as_str().unwrap().to_string()
+    };
+    let m4 = message("mps2-an386");
+    assert!(m4.starts_with("HardFault at pc=0x") && m4.contains(" (twice+0x0), lr=0x"), "{m4}");
+    assert!(m4.contains("UsageFault: INVSTATE — invalid state") && m4.contains("FORCED"), "{m4}");
+    assert!(
+        m4.ends_with("the core was in its HardFault handler at pc=0x00000040 (Default_Handler+0x0) when the time ran out (a handler that loops), so the run never ended"),
+        "{m4}"
+    );
+    let m3 = message("mps2-an385");
+    assert!(m3.contains("(strlen+0x") && m3.contains("UsageFault: UNDEFINSTR"), "{m3}");
+}
+
 /// Firmware that waits on the DWT cycle counter (a driver's delay) hangs under QEMU, where the
-/// counter stays 0: the timeout says so and names the functions that read the counter, found in
-/// the code (`bench_crc32` and `poll` read it too; `main`, which only enables it, does not).
+/// counter stays 0: the timeout says where the core hung (read from the stopped core: in
+/// `delay_cycles`) and, since that function reads the counter, names the functions that read it,
+/// found in the code (`bench_crc32` and `poll` read it too; `main`, which only enables it, does not).
 #[test]
 fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     let yaml = format!(
@@ -521,6 +554,11 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     let message = cell["verdict"]["message"].as_str().unwrap();
     assert!(
         message.contains("reads the DWT cycle counter (in bench_crc32, poll, delay_cycles), which stays 0 under QEMU"),
+        "{message}"
+    );
+    // Where it hung, read from the stopped core: in the wait.
+    assert!(
+        message.contains("when the time ran out the core was at pc=0x") && message.contains("(delay_cycles+0x"),
         "{message}"
     );
     let image = mcubench_elf::ElfImage::read(&common::c_firmware("cyccnt")).unwrap();

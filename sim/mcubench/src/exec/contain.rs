@@ -177,12 +177,18 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
         }
         None => None,
     };
+    // At the timeout, first the monitor's view of the core (where it hangs, which exception).
+    let (replies, replies_in) = std::sync::mpsc::channel();
+    let probe: qemu::Probe = {
+        let monitor = qmp_ours.try_clone().map_err(QemuError::Spawn)?;
+        Box::new(move || qmp::core_state(monitor, &replies_in))
+    };
     let starter = {
         let guest_started = guest_started.clone();
-        std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started))
+        std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started, &replies))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
-    let run = qemu::execute(cmd, launch.timeout, quit, Duration::from_millis(20), channels);
+    let run = qemu::execute(cmd, launch.timeout, (quit, Some(probe)), Duration::from_millis(20), channels);
     // Only QEMU's copies may stay open, so that the threads see it go (or never start).
     drop(qmp_theirs);
     drop(listener_theirs);

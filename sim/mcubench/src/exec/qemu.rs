@@ -49,6 +49,9 @@ pub struct QemuRun {
     /// What the firmware wrote on each UART (serial port 0, 1, ...); empty when not captured.
     pub uarts: Vec<String>,
     pub command: String,
+    /// At a timeout of a contained run: QEMU's monitor's view of the stopped core (its
+    /// registers, the fault status registers, the words at SP), for [`crate::judge::stopped`].
+    pub at_timeout: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -182,6 +185,9 @@ pub(crate) struct Quit {
     pub(crate) grace: Duration,
 }
 
+/// Asked at the timeout, before QEMU is told to quit or killed: what the core was doing.
+pub(crate) type Probe = Box<dyn FnOnce() -> Option<String> + Send>;
+
 impl Quit {
     /// SIGTERM, which QEMU turns into an orderly shutdown (and a line on stderr).
     pub(crate) fn by_signal(grace: Duration) -> Quit {
@@ -202,34 +208,36 @@ impl Quit {
 fn supervise(
     child: &mut std::process::Child,
     timeout: Duration,
-    quit: Option<Quit>,
+    (quit, probe): (Option<Quit>, Option<Probe>),
     overflow: &AtomicBool,
     poll: Duration,
-) -> Result<ProcessEnd, QemuError> {
+) -> Result<(ProcessEnd, Option<String>), QemuError> {
     let deadline = Instant::now() + timeout;
     let mut quit = quit;
     loop {
         let now = Instant::now();
         if now >= deadline {
+            let state = probe.and_then(|p| p());
             if let Some(Quit { ask, grace }) = quit.take() {
                 ask(child.id());
                 let _ = child.wait_timeout(grace).map_err(QemuError::Wait)?;
             }
             kill_group(child.id());
             let _ = child.wait();
-            return Ok(ProcessEnd::TimedOut);
+            return Ok((ProcessEnd::TimedOut, state));
         }
         if let Some(status) = child.wait_timeout((deadline - now).min(poll)).map_err(QemuError::Wait)? {
-            return Ok(match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+            let end = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
                 (Some(code), _) => ProcessEnd::Exited(code),
                 (None, Some(sig)) => ProcessEnd::Signalled(sig),
                 (None, None) => ProcessEnd::Signalled(0),
-            });
+            };
+            return Ok((end, None));
         }
         if overflow.load(Ordering::Relaxed) {
             kill_group(child.id());
             let _ = child.wait();
-            return Ok(ProcessEnd::OutputLimit);
+            return Ok((ProcessEnd::OutputLimit, None));
         }
     }
 }
@@ -254,7 +262,7 @@ pub(crate) fn run_uncontained(launch: &super::Launch<'_>) -> Result<QemuRun, Qem
         cmd.pre_exec(move || fds.inherit());
     }
     let quit = launch.quit_grace().map(Quit::by_signal);
-    execute(cmd, launch.timeout, quit, Duration::from_millis(50), channels)
+    execute(cmd, launch.timeout, (quit, None), Duration::from_millis(50), channels)
 }
 
 /// The one way QEMU is run, contained or not: `cmd` (QEMU with its arguments and any set-up)
@@ -265,7 +273,7 @@ pub(crate) fn run_uncontained(launch: &super::Launch<'_>) -> Result<QemuRun, Qem
 pub(crate) fn execute(
     mut cmd: Command,
     timeout: Duration,
-    quit: Option<Quit>,
+    at_timeout: (Option<Quit>, Option<Probe>),
     poll: Duration,
     channels: Channels,
 ) -> Result<QemuRun, QemuError> {
@@ -293,14 +301,14 @@ pub(crate) fn execute(
             collect(ours, overflow.clone())
         })
         .collect();
-    let end = supervise(&mut child, timeout, quit, &overflow, poll)?;
+    let (end, at_timeout) = supervise(&mut child, timeout, at_timeout, &overflow, poll)?;
     kill_group(child.id());
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     let stdout = text(out.join().unwrap_or_default());
     let stderr = without_start_up_notes(text(err.join().unwrap_or_default()));
     let console = text(con.join().unwrap_or_default());
     let uarts = uarts.into_iter().map(|u| text(u.join().unwrap_or_default())).collect();
-    Ok(QemuRun { end, stdout, stderr, console, uarts, command })
+    Ok(QemuRun { end, stdout, stderr, console, uarts, command, at_timeout })
 }
 
 /// `stderr` without the harmless lines QEMU prints while it builds the machine, before the guest

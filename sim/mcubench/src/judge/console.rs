@@ -101,6 +101,7 @@ mod tests {
             console: console.into(),
             uarts: vec![uart0.into(), String::new()],
             command: String::new(),
+            at_timeout: None,
         }
     }
 

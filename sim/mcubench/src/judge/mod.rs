@@ -5,4 +5,5 @@
 pub mod console;
 pub mod fault;
 pub mod protocol;
+pub mod stopped;
 pub mod verdict;

@@ -44,7 +44,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn new(outcome: Outcome, message: impl Into<String>) -> Verdict {
+    pub(crate) fn new(outcome: Outcome, message: impl Into<String>) -> Verdict {
         Verdict { outcome, message: message.into() }
     }
 }
@@ -318,6 +318,7 @@ mod tests {
             console: String::new(),
             uarts: Vec::new(),
             command: String::new(),
+            at_timeout: None,
         }
     }
 

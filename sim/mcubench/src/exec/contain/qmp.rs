@@ -2,12 +2,14 @@
 //! QMP monitor on an inherited socket. Its greeting comes once initialisation is over (libraries,
 //! ELF and plugin loaded); the runner then switches the seccomp listener to refusing and sends
 //! `cont`. Virtual time does not move while the CPU is held, so a run counts exactly what a run
-//! without `-S` counts. At a timeout, [`quit`] can end QEMU in order, so that its exit handlers
-//! (the TCG plugin's) run.
+//! without `-S` counts. At a timeout, [`core_state`] stops the CPU and asks the monitor what it
+//! was doing, and [`quit`] can end QEMU in order, so that its exit handlers (the TCG plugin's)
+//! run.
 
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 
 struct Monitor {
     lines: Lines<BufReader<UnixStream>>,
@@ -45,10 +47,15 @@ impl Monitor {
     }
 }
 
-/// Runs the QMP conversation, sets `guest_started` just before `cont`, then reads (and drops)
-/// QMP events until QEMU closes the socket, so that a reset loop's events cannot fill it.
+/// Runs the QMP conversation, sets `guest_started` just before `cont`, then reads QMP messages
+/// until QEMU closes the socket, so that a reset loop's events cannot fill it: events are
+/// dropped, replies to commands with an `id` go to `replies` ([`core_state`] waits for them).
 /// An error means QEMU closed the link or answered unexpectedly before the guest ran.
-pub(super) fn start_guest(stream: UnixStream, guest_started: &AtomicBool) -> Result<(), String> {
+pub(super) fn start_guest(
+    stream: UnixStream,
+    guest_started: &AtomicBool,
+    replies: &Sender<serde_json::Value>,
+) -> Result<(), String> {
     let writer = stream.try_clone().map_err(|e| format!("QMP socket: {e}"))?;
     let mut monitor = Monitor { lines: BufReader::new(stream).lines(), writer };
     monitor.expect("QMP", "its greeting")?;
@@ -57,8 +64,41 @@ pub(super) fn start_guest(stream: UnixStream, guest_started: &AtomicBool) -> Res
     guest_started.store(true, Ordering::SeqCst);
     monitor.execute("cont")?;
     monitor.expect("return", "cont")?;
-    while let Ok(Some(_)) = monitor.next() {}
+    while let Ok(Some(message)) = monitor.next() {
+        if message.get("id").is_some() {
+            let _ = replies.send(message);
+        }
+    }
     Ok(())
+}
+
+/// At a timeout: stops the CPU, then asks the human monitor for the registers (`info
+/// registers`), the fault status registers CFSR and HFSR (`x /2wx 0xe000ed28`) and the eight
+/// words at SP, where an exception stacks its frame (`x /8wx <SP>`); their text, one after the
+/// other, or `None` when QEMU does not answer within a second (the guest never started, QEMU
+/// is gone).
+pub(super) fn core_state(mut writer: UnixStream, replies: &Receiver<serde_json::Value>) -> Option<String> {
+    let mut ask = |id: u32, execute: &str, command: Option<&str>| -> Option<String> {
+        let mut message = serde_json::json!({ "execute": execute, "id": id });
+        if let Some(command) = command {
+            message["arguments"] = serde_json::json!({ "command-line": command });
+        }
+        writeln!(writer, "{message}").ok()?;
+        loop {
+            let reply = replies.recv_timeout(std::time::Duration::from_secs(1)).ok()?;
+            if reply["id"] == id {
+                return Some(reply.get("return")?.as_str().unwrap_or_default().to_string());
+            }
+        }
+    };
+    ask(1, "stop", None)?;
+    let registers = ask(2, "human-monitor-command", Some("info registers"))?;
+    let status = ask(3, "human-monitor-command", Some("x /2wx 0xe000ed28")).unwrap_or_default();
+    let sp =
+        registers.split_whitespace().find_map(|w| w.strip_prefix("R13=")).and_then(|h| u32::from_str_radix(h, 16).ok());
+    let frame =
+        sp.and_then(|sp| ask(4, "human-monitor-command", Some(&format!("x /8wx 0x{sp:08x}")))).unwrap_or_default();
+    Some(format!("{registers}\n{status}\n{frame}"))
 }
 
 /// Asks QEMU to quit (QMP `quit`), on a second handle of the monitor socket while

@@ -1,0 +1,178 @@
+//! Where the core was when a run's time ran out, from QEMU's monitor (contained runs stop the CPU
+//! and ask it, [`crate::exec`]): the program counter, the exception being handled (IPSR) and, in
+//! a fault handler, the fault status registers and the faulting instruction from the exception
+//! frame. C start-up files (newlib's, vendors' templates) give every fault a handler that loops
+//! forever: such firmware faults silently, and its run ends at the timeout. With this its verdict
+//! is the fault, with its cause.
+//!
+//! Sources: ARMv7-M Architecture Reference Manual (ARM DDI 0403E) B1.4.2 (IPSR holds the
+//! exception number: 2 NMI, 3 HardFault, 4 MemManage, 5 BusFault, 6 UsageFault, 11 SVCall, 12
+//! DebugMonitor, 14 PendSV, 15 SysTick, 16 and up external interrupts), B1.5.6 (the frame an
+//! exception stacks: R0–R3, R12, LR, the return address, xPSR, upwards from SP), B1.5.8
+//! (EXC_RETURN bit 2: 0 returns to the main stack); ARMv8-M (ARM DDI 0553) adds 7, SecureFault.
+//!
+//! Limits: the frame is read at the current SP, so it is the faulting code's only when the
+//! handler has pushed nothing: when the core stopped at the handler's first instruction, a
+//! branch to itself (`b .`), and EXC_RETURN names the main stack, the stack SP is then. Otherwise
+//! the faulting instruction is not named. ARMv6-M has no fault status registers (they read 0).
+
+use std::collections::BTreeMap;
+
+use mcubench_elf::ElfImage;
+
+use crate::judge::verdict::{Outcome, Verdict};
+
+/// The core's state as QEMU's monitor printed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreState {
+    pub pc: u32,
+    pub sp: u32,
+    pub lr: u32,
+    pub xpsr: u32,
+    /// CFSR and HFSR (0xE000ED28, 0xE000ED2C), when the monitor could read them.
+    pub fault_status: Option<(u32, u32)>,
+    /// The eight words at SP.
+    pub at_sp: Option<[u32; 8]>,
+}
+
+impl CoreState {
+    /// Parses the text of [`crate::exec`]'s probe: `info registers` (`R13=…`, `R14=…`,
+    /// `R15=…`, `XPSR=…`), then `x /2wx 0xe000ed28` and `x /8wx <SP>` (`addr: 0x… 0x…` lines).
+    /// `None` without the registers.
+    pub fn parse(text: &str) -> Option<CoreState> {
+        let register = |name: &str| {
+            text.split_whitespace().find_map(|w| w.strip_prefix(name)).and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        let (pc, sp, lr, xpsr) = (register("R15=")?, register("R13=")?, register("R14=")?, register("XPSR=")?);
+        // Words by address from the memory dumps.
+        let mut words = BTreeMap::new();
+        for line in text.lines() {
+            let Some((address, rest)) = line.trim().split_once(':') else { continue };
+            let Ok(mut at) = u32::from_str_radix(address, 16) else { continue };
+            for word in rest.split_whitespace() {
+                let Some(v) = word.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok()) else { break };
+                words.insert(at, v);
+                at = at.wrapping_add(4);
+            }
+        }
+        let word = |a: u32| words.get(&a).copied();
+        let fault_status = word(0xE000_ED28).zip(word(0xE000_ED2C));
+        let at_sp: Option<Vec<u32>> = (0..8).map(|i| word(sp.wrapping_add(4 * i))).collect();
+        let at_sp = at_sp.map(|v| std::array::from_fn(|i| v[i]));
+        Some(CoreState { pc, sp, lr, xpsr, fault_status, at_sp })
+    }
+
+    /// The exception being handled (IPSR), 0 in thread mode.
+    pub fn exception(&self) -> u32 {
+        self.xpsr & 0x1ff
+    }
+
+    /// A fault handler: HardFault, MemManage, BusFault, UsageFault or SecureFault.
+    pub fn in_fault_handler(&self) -> bool {
+        (3..=7).contains(&self.exception())
+    }
+
+    /// The stacked return address and LR of the faulting code, when the frame is the one at SP
+    /// (see the limits above); `looping_at_entry`: the core stopped at the first instruction of
+    /// its handler, a branch to itself.
+    pub fn faulting(&self, looping_at_entry: bool) -> Option<(u32, u32)> {
+        let main_stack = self.lr >> 28 == 0xf && self.lr & 0x4 == 0;
+        let frame = self.at_sp?;
+        (self.in_fault_handler() && looping_at_entry && main_stack).then_some((frame[6], frame[5]))
+    }
+}
+
+/// A timeout's verdict with what the core was doing: in a fault handler that loops, the fault
+/// (outcome `fault`: where, why, and where the handler is); anywhere else, the timeout with where
+/// it hung and in which exception.
+pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn Fn(u32) -> String) -> Verdict {
+    let at = format!("pc=0x{:08x} ({})", s.pc, symbolize(s.pc));
+    if !s.in_fault_handler() {
+        let exception = match s.exception() {
+            0 => String::new(),
+            n => format!(", handling {}", exception_name(n)),
+        };
+        return Verdict::new(
+            Outcome::Timeout,
+            format!("{}; when the time ran out the core was at {at}{exception}", timeout.message),
+        );
+    }
+    let name = exception_name(s.exception());
+    // A handler stopped at its first instruction, a branch to itself (`b .`).
+    let looping_at_entry = image.symbolize(u64::from(s.pc)).is_some_and(|(_, off)| off == 0)
+        && image.bytes_at(u64::from(s.pc), 2) == Some(&[0xfe, 0xe7][..]);
+    let origin = match s.faulting(looping_at_entry) {
+        Some((pc, lr)) => format!(" at pc=0x{pc:08x} ({}), lr=0x{lr:08x}", symbolize(pc)),
+        None => String::new(),
+    };
+    let status = match s.fault_status {
+        Some((cfsr, hfsr)) => format!(", {}", crate::judge::fault::status_text(cfsr, hfsr)),
+        None => String::new(),
+    };
+    Verdict::new(
+        Outcome::Fault,
+        format!(
+            "{name}{origin}{status}; the core was in its {name} handler at {at} when the time ran out \
+             ({}), so the run never ended",
+            if looping_at_entry { "a handler that loops" } else { "a handler that did not return" }
+        ),
+    )
+}
+
+/// The name of exception `n`.
+pub fn exception_name(n: u32) -> String {
+    match n {
+        0 => "none (thread mode)".into(),
+        2 => "NMI".into(),
+        3 => "HardFault".into(),
+        4 => "MemManage".into(),
+        5 => "BusFault".into(),
+        6 => "UsageFault".into(),
+        7 => "SecureFault".into(),
+        11 => "SVCall".into(),
+        12 => "DebugMonitor".into(),
+        14 => "PendSV".into(),
+        15 => "SysTick".into(),
+        n if n >= 16 => format!("IRQ {}", n - 16),
+        n => format!("exception {n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QEMU 7.2's monitor for a Cortex-M3 running an M4F build: an FPU instruction faulted,
+    /// escalated to HardFault, whose handler is `b .` (the text as the monitor sends it).
+    const M3_FAULT: &str = "CPU#0\r\nR00=fffffffc R01=00007ae8 R02=ffffffff R03=6d65733a\r\n\
+        R04=00000000 R05=ffffffff R06=00000000 R07=00000000\r\nR08=00007aec R09=203fff28 R10=00000000 R11=00000000\r\n\
+        R12=ffffffff R13=203fff00 R14=fffffff9 R15=00000040\r\nXPSR=01000003 ---- T handler\r\nFPSCR: 00000000\r\n\n\
+        e000ed28: 0x00010000 0x40000000\r\n\n\
+        203fff00: 0x00000001 0x00000002 0x00000003 0x00000004\r\n203fff10: 0x0000000c 0x000000f1 0x00000134 0x21000000\r\n";
+
+    #[test]
+    fn a_fault_handler_loop_gives_the_exception_the_status_and_the_faulting_code() {
+        let s = CoreState::parse(M3_FAULT).unwrap();
+        assert_eq!((s.pc, s.sp, s.lr, s.exception()), (0x40, 0x203f_ff00, 0xffff_fff9, 3));
+        assert_eq!(s.fault_status, Some((0x0001_0000, 0x4000_0000)));
+        assert!(s.in_fault_handler());
+        assert_eq!(s.faulting(true), Some((0x134, 0xf1)));
+        // Not stopped on a `b .` at the handler's entry: the frame may not be at SP.
+        assert_eq!(s.faulting(false), None);
+        // A frame on the process stack (EXC_RETURN bit 2) is not at SP either.
+        let psp = CoreState { lr: 0xffff_fffd, ..s.clone() };
+        assert_eq!(psp.faulting(true), None);
+        assert_eq!(exception_name(s.exception()), "HardFault");
+    }
+
+    #[test]
+    fn thread_mode_and_missing_parts() {
+        let text = "R13=20001000 R14=00000101 R15=00000200\nXPSR=61000000 -ZC- T thread\n";
+        let s = CoreState::parse(text).unwrap();
+        assert_eq!((s.exception(), s.fault_status, s.at_sp), (0, None, None));
+        assert!(!s.in_fault_handler());
+        assert_eq!(s.faulting(true), None);
+        assert_eq!(exception_name(31), "IRQ 15");
+        assert_eq!(CoreState::parse("no registers here"), None);
+    }
+}
