@@ -557,10 +557,7 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
         "{message}"
     );
     // Where it hung, read from the stopped core: in the wait.
-    assert!(
-        message.contains("when the time ran out the core was at pc=0x") && message.contains("(delay_cycles+0x"),
-        "{message}"
-    );
+    assert!(message.contains("; when the time ran out the core was in delay_cycles; "), "{message}");
     let image = mcubench_elf::ElfImage::read(&common::c_firmware("cyccnt")).unwrap();
     let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
     assert_eq!(mcubench::analyze::cycle_counter::readers(&image, &decoder), ["bench_crc32", "poll"]);

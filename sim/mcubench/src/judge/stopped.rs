@@ -85,8 +85,19 @@ impl CoreState {
 /// A timeout's verdict with what the core was doing: in a fault handler that loops, the fault
 /// (outcome `fault`: where, why, and where the handler is); anywhere else, the timeout with where
 /// it hung and in which exception.
+///
+/// Where a loop of several instructions stopped depends on when the time ran out, so only a
+/// branch to itself is given by address; anything else by its function, which keeps the report
+/// the same from run to run.
 pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn Fn(u32) -> String) -> Verdict {
-    let at = format!("pc=0x{:08x} ({})", s.pc, symbolize(s.pc));
+    // Stopped on a branch to itself (`b .`): the same place in every run.
+    let on_itself = image.bytes_at(u64::from(s.pc), 2) == Some(&[0xfe, 0xe7][..]);
+    let function = image.symbolize(u64::from(s.pc));
+    let at = match (&function, on_itself) {
+        (_, true) => format!("at pc=0x{:08x} ({})", s.pc, symbolize(s.pc)),
+        (Some((f, _)), false) => format!("in {f}"),
+        (None, false) => "outside every function".to_string(),
+    };
     if !s.in_fault_handler() {
         let exception = match s.exception() {
             0 => String::new(),
@@ -94,13 +105,12 @@ pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn 
         };
         return Verdict::new(
             Outcome::Timeout,
-            format!("{}; when the time ran out the core was at {at}{exception}", timeout.message),
+            format!("{}; when the time ran out the core was {at}{exception}", timeout.message),
         );
     }
     let name = exception_name(s.exception());
-    // A handler stopped at its first instruction, a branch to itself (`b .`).
-    let looping_at_entry = image.symbolize(u64::from(s.pc)).is_some_and(|(_, off)| off == 0)
-        && image.bytes_at(u64::from(s.pc), 2) == Some(&[0xfe, 0xe7][..]);
+    // A handler stopped at its first instruction, a branch to itself.
+    let looping_at_entry = on_itself && function.is_some_and(|(_, off)| off == 0);
     let origin = match s.faulting(looping_at_entry) {
         Some((pc, lr)) => format!(" at pc=0x{pc:08x} ({}), lr=0x{lr:08x}", symbolize(pc)),
         None => String::new(),
@@ -112,7 +122,7 @@ pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn 
     Verdict::new(
         Outcome::Fault,
         format!(
-            "{name}{origin}{status}; the core was in its {name} handler at {at} when the time ran out \
+            "{name}{origin}{status}; the core was in its {name} handler {at} when the time ran out \
              ({}), so the run never ended",
             if looping_at_entry { "a handler that loops" } else { "a handler that did not return" }
         ),
