@@ -275,6 +275,13 @@ fn writes_flags(i: &Insn) -> bool {
         && !base.starts_with("vstm")
 }
 
+/// [`const_def`] for callers that track constants only: the register `insn` sets to a constant
+/// and its value, given the constants `known` before it (e.g. the DWT reader scan of `mcubench`).
+pub fn constant_set(image: &ElfImage, insn: &Insn, known: &[Option<u32>; 16]) -> Option<(Reg, u32)> {
+    let regs = known.map(|v| v.map(|c| Val::Const(c as i32)));
+    const_def(image, insn, &regs).map(|(r, c)| (r, c as u32))
+}
+
 /// Value of a register after an instruction that sets it to a constant (`movs rd, #imm`,
 /// `mov.w`, `movw`, `movt` on a known constant, `ldr rd, [pc, #imm]`, `mov rd, rm` of a known
 /// constant), or computes one from a known constant the way GCC builds constants for ARMv6-M,

@@ -3,7 +3,8 @@
 //! under QEMU, where it reads 0.
 //!
 //! Limits: a linear scan of each function that follows registers loaded with the counter's or
-//! the DWT block's address (a literal load, or `movw`/`movt`) to a load from it; an address
+//! the DWT block's address (a literal load, `movw`/`movt`: the stack analyzer's constant
+//! tracking) to a load from it; an address
 //! computed otherwise, or passed in from a caller, is not seen. A hint, not a proof.
 
 use mcubench_elf::ElfImage;
@@ -31,18 +32,15 @@ pub fn readers(image: &ElfImage, decoder: &Decoder) -> Vec<String> {
                 reads = true;
                 break;
             }
-            let written: Vec<usize> = (0..16).filter(|&r| insn.writes.0 & (1 << r) != 0).collect();
-            let literal = insn.literal_address().and_then(|a| image.word_at(u64::from(a)));
-            let movw_movt = match insn.mnemonic.as_str() {
-                "movw" => immediate(&insn.operands),
-                "movt" => written.first().and_then(|&r| Some((known[r]? & 0xffff) | immediate(&insn.operands)? << 16)),
-                _ => None,
-            };
-            for r in written {
-                known[r] = None;
+            // The stack analyzer's constant tracking (literal loads, movw/movt, v6-M shifts).
+            let set = mcubench_stack::frame::constant_set(image, insn, &known);
+            for (r, k) in known.iter_mut().enumerate() {
+                if insn.writes.0 & (1 << r) != 0 {
+                    *k = None;
+                }
             }
-            if let (Some(v), Some(r)) = (literal.or(movw_movt), (0..16).find(|&r| insn.writes.0 & (1 << r) != 0)) {
-                known[r] = Some(v);
+            if let Some((r, v)) = set {
+                known[usize::from(r) & 15] = Some(v);
             }
         }
         if reads {
@@ -50,13 +48,4 @@ pub fn readers(image: &ElfImage, decoder: &Decoder) -> Vec<String> {
         }
     }
     out
-}
-
-/// The `#imm` of a disassembled operand list (`r3, #4100` or `r3, #0x1004`).
-fn immediate(operands: &str) -> Option<u32> {
-    let imm = operands.rsplit_once('#')?.1.trim();
-    match imm.strip_prefix("0x") {
-        Some(hex) => u32::from_str_radix(hex, 16).ok(),
-        None => imm.parse().ok(),
-    }
 }
