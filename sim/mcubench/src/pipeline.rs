@@ -460,18 +460,6 @@ fn measure_cell(
         }
         None => None,
     };
-    if let (Some(trace), Some(r)) = (&args.trace, &results) {
-        report.traced = Some(crate::replay::Traced {
-            trace: trace.clone(),
-            handlers: !args.handlers.is_empty(),
-            results: r.clone(),
-            kat_regions: transcript
-                .as_ref()
-                .map(|t| t.kats().filter_map(|k| Some((k.id.clone(), k.region?))).collect())
-                .unwrap_or_default(),
-            counter_pairs: CounterInterval::all(&r.intervals, &|pc| image.symbolize(u64::from(pc)), None),
-        });
-    }
     if let Ok(t) = &transcript {
         let problems = kat_reports(report, board, t, results.as_ref(), markers.is_some());
         if verdict.outcome == Outcome::Pass && !problems.is_empty() {
@@ -496,6 +484,18 @@ fn measure_cell(
                 note: probe_note.clone(),
             });
         }
+    }
+    if let (Some(trace), Some(r)) = (&args.trace, &results) {
+        report.traced = Some(crate::replay::Traced {
+            trace: trace.clone(),
+            handlers: !args.handlers.is_empty(),
+            results: r.clone(),
+            kat_regions: transcript
+                .as_ref()
+                .map(|t| t.kats().filter_map(|k| Some((k.id.clone(), k.region?))).collect())
+                .unwrap_or_default(),
+            counter_pairs: report.cycle_counter.clone(),
+        });
     }
     // The throughput and profile tables' rows are KATs (or, without KAT records, function
     // regions): a row or size the scenario names that the firmware did not measure is an input

@@ -717,7 +717,8 @@ fn on_device_access(own: *const TbInfo, pc: u32, counter: Option<bool>) {
         && (stopped.is_some() || counter.is_some())
     {
         let (read, write) = match counter {
-            Some(write) => (Some(pc).filter(|_| !write), Some(pc).filter(|_| write)),
+            Some(false) => (Some(pc), None),
+            Some(true) => (None, Some(pc)),
             None => (None, None),
         };
         t.writer.event(&Event::Access { stopped, read, write });
