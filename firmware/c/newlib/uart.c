@@ -1,6 +1,7 @@
 /* Console on the board's UART instead of semihosting: newlib's _write retargeted to a polled UART
- * (what most firmware does), and exit through semihosting SYS_EXIT so that the run ends (a real
- * board would spin or reset). Link with --specs=nano.specs --specs=nosys.specs (no rdimon).
+ * (what most firmware does), and exit through semihosting SYS_EXIT so that the run ends. With
+ * -DEXIT_NOSYS, exit is libnosys's `_exit`, a branch to itself, as on a board (mcubench's
+ * `verdict.exit: loop` ends the run there). Link with --specs=nano.specs --specs=nosys.specs.
  *
  * One of, at compile time:
  *   -DUART_CMSDK=0x40004000  Arm CMSDK APB UART (MPS2 boards: UART0 at 0x40004000)
@@ -70,6 +71,7 @@ int _fstat(int fd, struct stat *st)
     return 0;
 }
 
+#ifndef EXIT_NOSYS
 /* Semihosting SYS_EXIT (0x18) with the AArch32 reason code: ADP_Stopped_ApplicationExit (0x20026)
  * for success, ADP_Stopped_RunTimeErrorUnknown (0x20023) otherwise. QEMU exits 0 or 1. */
 __attribute__((noreturn)) void _exit(int status)
@@ -79,3 +81,4 @@ __attribute__((noreturn)) void _exit(int status)
     __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
     for (;;) {}
 }
+#endif /* EXIT_NOSYS: as on a board, newlib's libnosys `_exit` ends the program in a loop on itself */

@@ -12,6 +12,7 @@ use mcubench_wire::{PluginArgs, Results};
 
 use crate::build::ElfSource;
 use crate::config::board::Board;
+use crate::config::rules::ExitRule;
 use crate::exec::plugin;
 use crate::exec::scratch::ScratchDir;
 use crate::exec::version::QemuInfo;
@@ -284,10 +285,12 @@ fn measure_cell(
     let scratch = ScratchDir::new()
         .map_err(|e| setup_error(format!("cannot create a scratch directory for the QEMU plugin: {e}")))?;
     let results_file = scratch.path().join("plugin-results.txt");
-    // Function regions and the stack probe need the plugin.
-    if so.is_none() && (!scenario.regions.is_empty() || scenario.stack_probe) {
+    // Function regions, the stack probe and the end at a loop need the plugin.
+    let loop_end = scenario.verdict.as_ref().is_some_and(|r| r.exit == ExitRule::Loop);
+    if so.is_none() && (!scenario.regions.is_empty() || scenario.stack_probe || loop_end) {
         return Err(setup_error(format!(
-            "the scenario's `regions` and `stack-probe` need the QEMU plugin, which {}=off disabled",
+            "the scenario's `regions`, `stack-probe` and `verdict.exit: loop` need the QEMU plugin, which {}=off \
+             disabled",
             plugin::ENV
         )));
     }
@@ -363,6 +366,7 @@ fn measure_cell(
         memory: priced.memory,
         region_args,
         trace: options.trace.as_ref().map(|dir| dir.join(format!("cell-{}.trace", cell.index))),
+        loop_end,
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 
@@ -384,7 +388,9 @@ fn measure_cell(
         None => "no symbol".to_string(),
     };
     report.console = console::streams(run, transcript.as_ref().ok());
-    let rules = scenario.verdict.as_ref().map(|rules| verdict::Rules { rules, console: &report.console });
+    let looped = results.as_ref().and_then(|r| r.as_ref().ok()).and_then(|r| r.loop_end);
+    report.loop_end = looped.map(|pc| format!("0x{pc:08x} ({})", symbolize(pc)));
+    let rules = scenario.verdict.as_ref().map(|rules| verdict::Rules { rules, console: &report.console, looped });
     let mut verdict =
         verdict::judge(&execution, transcript.as_ref(), rules, scenario.timeout.as_secs_f64(), &symbolize);
     if let Some(rules) = &scenario.verdict {

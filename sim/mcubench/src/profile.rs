@@ -66,14 +66,17 @@ fn as_seconds<S: serde::Serializer>(t: &Option<Duration>, s: S) -> Result<S::Ok,
 /// code gives a profile (a failing firmware can be profiled too). At the `timeout`, QEMU is asked
 /// to quit so that the plugin writes what it has: the profile of the part that ran comes back
 /// with [`Profile::timed_out_after`] set (it is an error only if QEMU did not quit in time to
-/// write it). `measure`: the cycle model of the cell, as `run` uses it. `contained`: see [`crate::exec::contain`]; a firmware that tried to reach the host
-/// gets no profile, while QEMU's own system calls are never held against it.
+/// write it). `measure`: the cycle model of the cell, as `run` uses it. `contained`: see
+/// [`crate::exec::contain`]; a firmware that tried to reach the host gets no profile, while
+/// QEMU's own system calls are never held against it. `loop_end`: the run ends at the first
+/// branch to itself outside every exception handler (`verdict.exit: loop`).
 pub fn profile(
     board: &Board,
     elf: &Path,
     timeout: Duration,
     contained: bool,
     measure: &Measure,
+    loop_end: bool,
 ) -> Result<Profile, Error> {
     use Error::{Input, Run, Setup};
     let so = plugin::locate()
@@ -99,6 +102,7 @@ pub fn profile(
         wait_states: measure.wait_states.clone(),
         params: model.param_args(),
         memory: model.memory.clone(),
+        loop_end,
         ..PluginArgs::new(&out)
     };
     let option = args.to_option(&so);

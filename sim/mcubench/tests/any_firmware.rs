@@ -537,6 +537,85 @@ fn a_fault_in_a_looping_handler_is_the_fault_with_its_cause_not_a_timeout() {
     assert!(m3.contains("(strlen+0x") && m3.contains("UsageFault: UNDEFINSTR"), "{m3}");
 }
 
+/// Firmware built for a board has no semihosting: its `exit` (libnosys's `_exit`) is a branch to
+/// itself, so under QEMU it never ends and times out. `verdict.exit: loop` ends the run at the
+/// first such loop outside every exception handler, with the counts of the work before it: the
+/// same program (newlib self-test on the UART) gives within a few instructions of its build that
+/// exits through semihosting, the same report in every run, and its console still decides. A
+/// fault handler's loop does not end it (the fault is judged at the timeout); firmware that exits
+/// is not what `loop` asks for; without `loop` the timeout says how to ask. QEMU 7.2 and 10.
+#[test]
+fn firmware_that_ends_in_a_loop_on_itself_ends_there_with_its_counts() {
+    let board = common::repo().join("scenarios/newlib-board-mps2.yaml");
+    let (code, json, raw) = run_json(&board, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "pass", "{raw}");
+    assert_eq!(cell["loop_end"].as_str().unwrap().split_once(' ').unwrap().1, "(_exit+0x0)", "{cell}");
+    assert!(console_text(cell).contains("self-test passed"), "{cell}");
+    // Deterministic: the counts stop at the loop, not when QEMU is stopped.
+    let (_, again, _) = run_json(&board, &[]);
+    assert_eq!(json, again);
+    // `profile` ends there too (the scenario's `exit: loop`): a whole profile, the same counts.
+    let out = tempfile::tempdir().unwrap();
+    let profiled = common::mcubench().args(["profile", "--out"]).arg(out.path()).arg(&board).output().unwrap();
+    let first = String::from_utf8_lossy(&profiled.stdout).lines().next().unwrap_or_default().to_string();
+    assert_eq!(profiled.status.code(), Some(0), "{}", text(&profiled));
+    let count = |c: &Value, k: &str| c[k].as_u64().unwrap_or_else(|| panic!("no `{k}`: {c}"));
+    let insns = count(cell, "instructions_total");
+    assert!(first.ends_with(&format!(" {insns} instructions")) && !first.contains("partial"), "{first}");
+    // The same program exiting through semihosting SYS_EXIT: its `_exit` sets up the call.
+    let (code, uart, raw) = run_json(&common::repo().join("scenarios/newlib-uart-mps2.yaml"), &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let (looped, exited) = (count(cell, "instructions_total"), count(one_cell(&uart), "instructions_total"));
+    assert!(looped < exited && exited - looped < 16, "loop end {looped}, exit {exited}");
+    let (looped, exited) = (count(cell, "cycles_total"), count(one_cell(&uart), "cycles_total"));
+    assert!(looped < exited && exited - looped < 32, "loop end {looped} cycles, exit {exited}");
+
+    // The console decides: the failing build ends in the same loop and fails on its words.
+    let yaml = std::fs::read_to_string(&board).unwrap().replace("newlib-board-mps2.elf", "newlib-board-fail-mps2.elf");
+    let (_dir, s) = scenario_file(&yaml.replace("../firmware", &common::repo().join("firmware").display().to_string()));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(1), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "fail", "{raw}");
+    assert!(cell["verdict"]["message"].as_str().unwrap().contains("matches the `reject` pattern `FAILED`"), "{cell}");
+    assert!(cell["loop_end"].is_string(), "{cell}");
+
+    // A fault handler's `b .` is no end: the run still faults.
+    let yaml = format!(
+        "name: fault\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: loop }}\ntimeout: 1 s\n",
+        common::c_firmware("fault").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (_, json, raw) = run_json(&s, &[]);
+    assert_eq!(one_cell(&json)["verdict"]["outcome"], "fault", "{raw}");
+    assert!(one_cell(&json)["loop_end"].is_null(), "{raw}");
+
+    // Firmware that exits is not what `loop` asks for.
+    let elf = common::c_firmware("newlib-uart-mps2");
+    let yaml = format!(
+        "name: exits\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: loop }}\n",
+        elf.display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (_, json, raw) = run_json(&s, &[]);
+    let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
+    assert!(message.starts_with("the firmware exited with code 0 instead of ending in a branch to itself"), "{raw}");
+
+    // Without `loop`: a timeout that names the loop and says how to end there (`run --elf`).
+    let out = common::mcubench()
+        .args(["run", "--quiet", "--board", "mps2-an386", "--timeout", "1s", "--expect", "^self-test passed", "--elf"])
+        .arg(common::c_firmware("newlib-board-mps2"))
+        .output()
+        .unwrap();
+    let raw = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{raw}");
+    assert!(raw.contains("timeout: no exit within 1 s"), "{raw}");
+    assert!(raw.contains("(_exit+0x0); if that loop is where the firmware ends"), "{raw}");
+    assert!(raw.contains("`verdict: { exit: loop }` (`--exit-code loop`) ends the run there"), "{raw}");
+}
+
 /// Firmware that waits on the DWT cycle counter (a driver's delay) hangs under QEMU, where the
 /// counter stays 0: the timeout says where the core hung (read from the stopped core: in
 /// `delay_cycles`) and, since that function reads the counter, names the functions that read it,

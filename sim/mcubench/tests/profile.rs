@@ -25,7 +25,7 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
 #[test]
 fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default()).unwrap();
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default(), false).unwrap();
     eprintln!("{}", p.table(15));
     let self_sum: u64 = p.functions.iter().map(|f| f.self_cycles).sum();
     assert_eq!(self_sum, p.cycles, "self cycles sum to the whole run");
@@ -54,11 +54,12 @@ fn the_profile_uses_the_cells_timing_profile() {
     let cell = &report.cells[0];
     let (elf, board) = kat_elf("mps2-an386", "speed");
     let measure = scenario.measure("speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &measure).unwrap();
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &measure, false).unwrap();
     assert!(p.model.contains("memory system: flash"), "{}", p.model);
     assert_eq!(Some(&p.model), cell.cycle_model.as_ref());
     assert_eq!(Some(p.cycles), cell.cycles_total, "the profile's whole-run cycles are the run's");
-    let bare = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default()).unwrap();
+    let bare =
+        mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default(), false).unwrap();
     assert!(p.cycles > bare.cycles, "5 wait states cost cycles: {} vs {} at 0 WS", p.cycles, bare.cycles);
     // At the profile's clock, times as the run report gives them; the bare core has no clock.
     assert_eq!((p.clock_hz, bare.clock_hz), (Some(168_000_000), None));

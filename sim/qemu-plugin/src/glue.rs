@@ -483,6 +483,46 @@ unsafe extern "C" fn on_tb_exec_priced<const ALL: bool>(vcpu: c_uint, userdata: 
     CYCLES.add(step.exception.wrapping_add(step.taken).wrapping_add(step.own));
 }
 
+/// A Thumb branch to its own address: `b .` (T2, 0xe7fe) or `b.w .` (T4, offset -4).
+fn is_branch_to_itself(bytes: &[u8]) -> bool {
+    matches!(bytes, [0xfe, 0xe7] | [0xff, 0xf7, 0xfe, 0xbf])
+}
+
+/// The exec callback of a TB that is one branch to itself, with `loop_end=on`: the first such
+/// loop that runs outside every exception handler ends the run ([`end_at_loop`]), so firmware
+/// that ends in `while (1) {}` (a board's `exit`) gives the counts of its work, the same in
+/// every run. The counts hold one pass of the loop's instruction, not its branch refill: when
+/// the code before it fell into it within one TB, that TB counted the pass; otherwise this TB
+/// counts it first. A fault handler's `b .` does not end the run (the timeout judges it).
+unsafe extern "C" fn on_tb_exec_loop(vcpu: c_uint, userdata: *mut c_void) {
+    if vcpu != 0 {
+        on_vcpu_0(vcpu);
+        return;
+    }
+    // SAFETY: userdata is the leaked TbInfo registered with this callback, as is LAST_TB.
+    let (tb, last) = unsafe { (&*(userdata as *const TbInfo), LAST_TB.load(Ordering::Relaxed).as_ref()) };
+    let pc = tb.price.start;
+    let fell_in = last.is_some_and(|p| !std::ptr::eq(p, tb) && p.price.start < pc && pc < p.price.fall);
+    let in_handler = || pricer().is_some_and(|p| p.in_exception());
+    if fell_in && !in_handler() {
+        end_at_loop(pc);
+    }
+    // SAFETY: as above.
+    unsafe { on_tb_exec(vcpu, userdata) };
+    if !fell_in && !in_handler() {
+        end_at_loop(pc);
+    }
+}
+
+/// Ends the run at the branch to itself at `pc`: writes the results (with the loop's address)
+/// and the run trace now, then exits QEMU as a semihosting `SYS_EXIT` does, from the vCPU
+/// thread; the exit callback then finds them written. Exit status 0: the host reads how the run
+/// ended from the results (`loop pc=`), not from it.
+fn end_at_loop(pc: u32) -> ! {
+    write_results(Some(pc));
+    std::process::exit(0)
+}
+
 /// The exec callback of every TB on a machine with several vCPUs when cycles are off (with
 /// cycles, [`on_tb_exec`] checks the vCPU): notes a vCPU other than 0 running code.
 unsafe extern "C" fn on_tb_exec_watch(vcpu: c_uint, _userdata: *mut c_void) {
@@ -592,7 +632,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
             && trace().is_none()
             && info.price.error.is_none()
             && info.arg.is_none();
+        // A branch to itself alone in its TB, when the run ends at one: its own callback (rare,
+        // so the common ones stay as they are).
+        let self_loop = state.config.loop_end && n == 1 && is_branch_to_itself(&bytes);
         let callback = match (only_price, pricer.core_only()) {
+            _ if self_loop => on_tb_exec_loop,
             (true, true) => on_tb_exec_priced::<false>,
             (true, false) => on_tb_exec_priced::<true>,
             (false, _) => on_tb_exec,
@@ -823,6 +867,18 @@ fn probe_loads(
 }
 
 fn on_exit(_id: qemu_plugin_id_t) {
+    write_results(None);
+}
+
+/// Whether the results have been written (at exit, or where the run ended at a loop).
+static WRITTEN: AtomicBool = AtomicBool::new(false);
+
+/// Writes the results file and finishes the run trace, once; `loop_end`: the run ends at the
+/// branch to itself there.
+fn write_results(loop_end: Option<u32>) {
+    if WRITTEN.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let Some(state) = STATE.get() else { return };
     let other = OTHER_VCPU.load(Ordering::Relaxed);
     if other != u32::MAX {
@@ -869,7 +925,9 @@ fn on_exit(_id: qemu_plugin_id_t) {
     let functions = shadow.as_ref().filter(|_| state.functions.as_ref().is_some_and(Functions::has_regions));
     let intervals = std::mem::take(&mut COUNTER_READS.lock().unwrap_or_else(|p| p.into_inner()).intervals);
     let extra = Extra { functions: functions.map(|s| s.calls.stats()), probe, stacks, intervals };
-    let text = regions.results(INSNS.get(), cycles, extra).write();
+    let mut results = regions.results(INSNS.get(), cycles, extra);
+    results.loop_end = loop_end;
+    let text = results.write();
     let mut file = state.out.lock().unwrap_or_else(|p| p.into_inner());
     if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
         eprintln!("mcubench-qemu-plugin: error: cannot write {}: {e}", state.config.out.display());

@@ -172,6 +172,7 @@ impl Regions {
             stacks: extra.stacks,
             intervals: if with_cycles { extra.intervals } else { BTreeMap::new() },
             errors: self.errors.clone(),
+            loop_end: None,
         }
     }
 }

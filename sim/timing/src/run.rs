@@ -547,6 +547,12 @@ impl Pricer {
         tb.cost.saturating_sub(head.fall_through)
     }
 
+    /// Whether an exception handler is running, as far as the exception tracking knows (only
+    /// with handler addresses; without them, false).
+    pub fn in_exception(&self) -> bool {
+        self.exceptions.as_ref().is_some_and(|e| !e.depths.is_empty())
+    }
+
     /// Stall cycles of a data load of `size` bytes at `addr` (the memory system's data side).
     pub fn load(&mut self, addr: u32, size: u32) -> u64 {
         self.memory.as_mut().map_or(0, |m| m.load(addr, size))

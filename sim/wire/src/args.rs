@@ -147,6 +147,10 @@ pub struct PluginArgs {
     /// Write a run trace here (`trace=`; see [`crate::trace`]): what the cycle model priced, for
     /// the host to price again with other parameters.
     pub trace: Option<PathBuf>,
+    /// End the run where the firmware first runs a branch to itself outside every exception
+    /// handler (`loop_end=on`; `while (1) {}` at the end of `main`): the results are written
+    /// there, with the loop's address, and QEMU exits.
+    pub loop_end: bool,
 }
 
 impl PluginArgs {
@@ -165,6 +169,7 @@ impl PluginArgs {
             memory: MemoryConfig::default(),
             region_args: Vec::new(),
             trace: None,
+            loop_end: false,
         }
     }
 
@@ -222,6 +227,9 @@ impl PluginArgs {
         }
         if let Some(t) = &self.trace {
             a.push(format!("trace={}", t.display()));
+        }
+        if self.loop_end {
+            a.push("loop_end=on".into());
         }
         a
     }
@@ -302,6 +310,13 @@ impl PluginArgs {
                         _ => return Err(err(format!("argument `unified` is `on` or `off`, not `{value}`"))),
                     }
                 }
+                "loop_end" => {
+                    args.loop_end = match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(err(format!("argument `loop_end` is `on` or `off`, not `{value}`"))),
+                    }
+                }
                 "prefetch" => {
                     args.memory.prefetch = match value {
                         "on" => true,
@@ -379,6 +394,7 @@ impl PluginArgs {
                 (!args.params.is_empty(), "param", "`param=` (cycle model parameters)"),
                 (!args.memory.flash.is_empty(), "flash", "`flash=` (memory system)"),
                 (args.trace.is_some(), "trace", "`trace=` (run trace)"),
+                (args.loop_end, "loop_end", "`loop_end=on` (the end at a branch to itself)"),
             ] {
                 if given {
                     return Err(Error::arg(Some(key), format!("{what} needs `core=`")));

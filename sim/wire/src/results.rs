@@ -222,6 +222,9 @@ pub struct Results {
     pub stacks: Vec<StackCost>,
     /// Marker misuse the plugin saw (an exit that does not match the innermost open region).
     pub errors: Vec<String>,
+    /// With `loop_end=on`: the run ended at the branch to itself at this address (outside every
+    /// exception handler), where the counts stop.
+    pub loop_end: Option<u32>,
 }
 
 /// Free text on one line.
@@ -339,6 +342,9 @@ impl Results {
         for e in &self.errors {
             let _ = writeln!(out, "error {}", one_line(e));
         }
+        if let Some(pc) = self.loop_end {
+            let _ = writeln!(out, "loop pc={pc}");
+        }
         out.push_str("end\n");
         out
     }
@@ -385,6 +391,12 @@ impl Results {
                 "model" => model = Some(rest.to_string()),
                 "stack" => r.stacks.push(parse_stack(rest).map_err(bad)?),
                 "error" => r.errors.push(rest.to_string()),
+                "loop" if r.loop_end.is_some() => return Err(bad("loop given twice")),
+                "loop" => {
+                    r.loop_end = Some(
+                        rest.strip_prefix("pc=").and_then(|v| v.parse().ok()).ok_or_else(|| bad("bad loop address"))?,
+                    )
+                }
                 "probe" if r.probe.is_some() => return Err(bad("probe given twice")),
                 "probe" => {
                     r.probe = Some(match rest {

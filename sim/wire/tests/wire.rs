@@ -60,6 +60,7 @@ fn every_argument() -> PluginArgs {
         },
         region_args: vec![(0, 2), (3, 1)],
         trace: Some(PathBuf::from("/t,r/run.trace")),
+        loop_end: true,
     }
 }
 
@@ -98,6 +99,7 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         memory: Default::default(),
         region_args: Vec::new(),
         trace: None,
+        loop_end: false,
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));
@@ -257,6 +259,7 @@ fn results_round_trip() {
             StackCost { frames: vec![Some(0), None, Some(3)], cycles: 4, insns: 2 },
         ],
         errors: vec!["exit of region 2 while region 1 is the innermost open one".into()],
+        loop_end: Some(0x1f2),
     };
     let unavailable = Results {
         insns: 10,

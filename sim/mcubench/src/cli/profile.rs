@@ -8,6 +8,7 @@ use clap::Args;
 use super::args::{self, ContainArgs, TimingArgs};
 use super::{Error, Exit};
 use crate::build::ElfSource;
+use crate::config::rules::ExitRule;
 use crate::config::scenario::{Measure, PREBUILT_PROFILE, Scenario};
 
 #[derive(Args)]
@@ -34,6 +35,10 @@ pub struct ProfileArgs {
     /// exit code is 1.
     #[arg(long, value_parser = args::duration)]
     timeout: Option<Duration>,
+    /// End the run at the first branch to itself outside every exception handler (firmware that
+    /// ends in `while (1) {}`), as a scenario's `verdict: { exit: loop }` does.
+    #[arg(long)]
+    loop_end: bool,
     #[command(flatten)]
     timing: TimingArgs,
     #[command(flatten)]
@@ -44,7 +49,7 @@ pub struct ProfileArgs {
 pub const DEFAULT_ELF_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
-    let (elf, board, profile_name, timeout, measure) = match (&a.scenario, &a.elf) {
+    let (elf, board, profile_name, timeout, measure, loop_end) = match (&a.scenario, &a.elf) {
         (None, Some(elf)) => {
             let name = a.board.as_deref().ok_or_else(|| Error::Input("--elf needs --board".into()))?;
             let board = args::board(name).map_err(Error::Input)?;
@@ -52,7 +57,8 @@ pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
             if a.timing.timing.is_some() {
                 measure.models.insert(board.name.to_string(), a.timing.model(board)?);
             }
-            (elf.clone(), board, PREBUILT_PROFILE.to_string(), a.timeout.unwrap_or(DEFAULT_ELF_TIMEOUT), measure)
+            let timeout = a.timeout.unwrap_or(DEFAULT_ELF_TIMEOUT);
+            (elf.clone(), board, PREBUILT_PROFILE.to_string(), timeout, measure, a.loop_end)
         }
         (Some(path), None) => {
             let mut s = Scenario::load(path)?;
@@ -63,11 +69,12 @@ pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
             let elf = ElfSource::new(&s.firmware)?.elf(board, profile)?;
             // The cell's cycle model: the scenario's `timing:` and `model:` with the profile's.
             let measure = s.measure(&profile.name);
-            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout), measure)
+            let loop_end = a.loop_end || s.verdict.as_ref().is_some_and(|r| r.exit == ExitRule::Loop);
+            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout), measure, loop_end)
         }
         _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
     };
-    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain, &measure)?;
+    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain, &measure, loop_end)?;
     std::fs::create_dir_all(&a.out).map_err(|e| Error::Input(format!("{}: {e}", a.out.display())))?;
     let stem = a.out.join(format!("{}-{profile_name}", board.name));
     let folded = stem.with_extension("folded");

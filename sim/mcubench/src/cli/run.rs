@@ -10,7 +10,7 @@ use mcubench_elf::ElfImage;
 use super::args::{self, ContainArgs, Format, TimingArgs};
 use super::{Error, Exit};
 use crate::config::board::Board;
-use crate::config::rules::{ConsoleRules, Pattern, Record};
+use crate::config::rules::{ConsoleRules, ExitRule, Pattern, Record};
 use crate::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Firmware, PREBUILT_PROFILE, Scenario};
 use crate::shard::Shard;
 use crate::{RunOptions, run_scenario};
@@ -28,9 +28,10 @@ pub struct VerdictArgs {
     /// No console line may match this regular expression (repeatable).
     #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Pattern::parse)]
     reject: Vec<Pattern>,
-    /// The exit code a pass needs (with verdict rules; default 0).
-    #[arg(long, requires = "elf", value_name = "CODE")]
-    exit_code: Option<i32>,
+    /// The exit code a pass needs (with verdict rules; default 0), or `loop`: the firmware ends
+    /// in a branch to itself (`while (1) {}`), where the run ends.
+    #[arg(long, requires = "elf", value_name = "CODE|loop", value_parser = ExitRule::parse)]
+    exit_code: Option<ExitRule>,
     /// Named captures of this regular expression become report metrics (repeatable), e.g.
     /// `--record 'cycles: (?P<cycles>[0-9]+)'`.
     #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Record::parse)]
@@ -44,7 +45,7 @@ impl VerdictArgs {
             return Ok(None);
         }
         let rules = ConsoleRules {
-            exit: self.exit_code.unwrap_or(0),
+            exit: self.exit_code.unwrap_or_default(),
             expect: self.expect.clone(),
             ordered: self.ordered,
             reject: self.reject.clone(),

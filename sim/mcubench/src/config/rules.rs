@@ -70,13 +70,68 @@ impl<'de> Deserialize<'de> for Record {
     }
 }
 
+/// How a run that passes ends (`verdict.exit`, `--exit-code`): exit with this code (semihosting
+/// `SYS_EXIT`, newlib's `exit()` with rdimon), or `loop`: reach a branch to itself outside every
+/// exception handler, as firmware for a board ends (`while (1) {}` after `main`, libnosys's
+/// `_exit`); the run ends there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitRule {
+    Code(i32),
+    Loop,
+}
+
+impl Default for ExitRule {
+    fn default() -> ExitRule {
+        ExitRule::Code(0)
+    }
+}
+
+impl ExitRule {
+    pub fn parse(text: &str) -> Result<ExitRule, String> {
+        match text {
+            "loop" => Ok(ExitRule::Loop),
+            _ => text.parse().map(ExitRule::Code).map_err(|_| {
+                format!(
+                    "`{text}` is neither an exit code (a number) nor `loop` (the firmware ends in a branch to itself)"
+                )
+            }),
+        }
+    }
+}
+
+impl fmt::Display for ExitRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitRule::Code(code) => write!(f, "{code}"),
+            ExitRule::Loop => f.write_str("loop"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ExitRule {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Code(i64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Code(code) => i32::try_from(code)
+                .map(ExitRule::Code)
+                .map_err(|_| serde::de::Error::custom(format!("exit code {code} does not fit 32 bits"))),
+            Raw::Text(text) => ExitRule::parse(&text).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
 /// The scenario's `verdict:` rules.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleRules {
-    /// The exit code a pass needs (`SYS_EXIT`/`exit()`); default 0.
+    /// How a pass ends: the exit code it needs (`SYS_EXIT`/`exit()`; default 0), or `loop`.
     #[serde(default)]
-    pub exit: i32,
+    pub exit: ExitRule,
     /// Each must match a console line.
     #[serde(default)]
     pub expect: Vec<Pattern>,

@@ -103,9 +103,16 @@ pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn 
             0 => String::new(),
             n => format!(", handling {}", exception_name(n)),
         };
+        // A loop on itself in thread mode is how firmware for a board ends.
+        let hint = if on_itself && s.exception() == 0 {
+            "; if that loop is where the firmware ends (`while (1) {}` after `main`, libnosys's `_exit`), \
+             `verdict: { exit: loop }` (`--exit-code loop`) ends the run there, with its counts"
+        } else {
+            ""
+        };
         return Verdict::new(
             Outcome::Timeout,
-            format!("{}; when the time ran out the core was {at}{exception}", timeout.message),
+            format!("{}; when the time ran out the core was {at}{exception}{hint}", timeout.message),
         );
     }
     let name = exception_name(s.exception());

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::rules::ConsoleRules;
+use crate::config::rules::{ConsoleRules, ExitRule};
 use crate::exec::Execution;
 use crate::exec::qemu::{ProcessEnd, QemuRun};
 use crate::judge::console;
@@ -226,10 +226,12 @@ pub fn judge_run(
 pub struct Rules<'a> {
     pub rules: &'a ConsoleRules,
     pub console: &'a [ConsoleStream],
+    /// The run ended at the branch to itself at this address (`verdict.exit: loop`).
+    pub looped: Option<u32>,
 }
 
-/// The verdict of a run that ended by itself with exit `code`, from the scenario's `verdict:`
-/// rules: a line that matches a `reject` pattern, an exit code other than `exit`, an `expect`
+/// The verdict of a run that ended by itself with exit `code` (or at a loop), from the scenario's
+/// `verdict:` rules: a line that matches a `reject` pattern, an end other than `exit`, an `expect`
 /// pattern that never matched (after the previous one's line, when `ordered`) each fail the run.
 fn judge_console(r: Rules<'_>, code: i32) -> Verdict {
     let lines = console::lines(r.console);
@@ -242,11 +244,25 @@ fn judge_console(r: Rules<'_>, code: i32) -> Verdict {
             );
         }
     }
-    if code != r.rules.exit {
-        return Verdict::new(
-            Outcome::Fail,
-            format!("the firmware exited with code {code}, not {} (`verdict.exit`); {}", r.rules.exit, tail()),
-        );
+    match (r.rules.exit, r.looped) {
+        (ExitRule::Loop, Some(_)) => {}
+        (ExitRule::Loop, None) => {
+            return Verdict::new(
+                Outcome::Fail,
+                format!(
+                    "the firmware exited with code {code} instead of ending in a branch to itself (`verdict.exit: \
+                     loop`); {}",
+                    tail()
+                ),
+            );
+        }
+        (ExitRule::Code(want), _) if code != want => {
+            return Verdict::new(
+                Outcome::Fail,
+                format!("the firmware exited with code {code}, not {want} (`verdict.exit`); {}", tail()),
+            );
+        }
+        (ExitRule::Code(_), _) => {}
     }
     let mut from = 0;
     let mut previous: Option<&str> = None;
@@ -465,10 +481,14 @@ mod tests {
     }
 
     fn with_rules(code: i32, console: &str, rules: &ConsoleRules) -> Verdict {
+        ended(code, None, console, rules)
+    }
+
+    fn ended(code: i32, looped: Option<u32>, console: &str, rules: &ConsoleRules) -> Verdict {
         let r = run(ProcessEnd::Exited(code), console, "");
         let t = Transcript::parse(&r.stdout);
         let streams = console::streams(&r, t.as_ref().ok());
-        let rules = Rules { rules, console: &streams };
+        let rules = Rules { rules, console: &streams, looped };
         judge_run(&r, t.as_ref(), Some(rules), 5.0, &|pc| format!("f@{pc:x}"))
     }
 
@@ -498,13 +518,42 @@ mod tests {
         let unordered = ConsoleRules { ordered: false, ..rules.clone() };
         assert_eq!(with_rules(0, "done\nstart\n", &unordered).outcome, Outcome::Pass);
         // Exit code 3 as the pass condition; a silent exit 1 with QEMU's own error is still setup.
-        let three = ConsoleRules { exit: 3, ..ConsoleRules::default() };
+        let three = ConsoleRules { exit: ExitRule::Code(3), ..ConsoleRules::default() };
         assert_eq!(with_rules(3, "", &three).outcome, Outcome::Pass);
         let r = run(ProcessEnd::Exited(1), "", "qemu-system-arm: bad cpu\n");
-        let v =
-            judge_run(&r, Transcript::parse("").as_ref(), Some(Rules { rules: &three, console: &[] }), 5.0, &|_| {
-                String::new()
-            });
+        let v = judge_run(
+            &r,
+            Transcript::parse("").as_ref(),
+            Some(Rules { rules: &three, console: &[], looped: None }),
+            5.0,
+            &|_| String::new(),
+        );
         assert_eq!(v.outcome, Outcome::SetupError, "{}", v.message);
+    }
+
+    #[test]
+    fn a_loop_end_passes_only_where_the_rules_ask_for_it() {
+        use crate::config::rules::Pattern;
+        let rules = ConsoleRules {
+            exit: ExitRule::Loop,
+            expect: vec![Pattern::parse("^self-test passed").unwrap()],
+            ..ConsoleRules::default()
+        };
+        assert_eq!(ended(0, Some(0x1c6c), "self-test passed\n", &rules), Verdict::new(Outcome::Pass, ""));
+        // The console still decides.
+        let v = ended(0, Some(0x1c6c), "FAILED: 1 check(s) failed\n", &rules);
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(v.message.contains("no console line matched the `expect` pattern"), "{}", v.message);
+        // An exit is not the end asked for, whatever its code.
+        let v = ended(0, None, "self-test passed\n", &rules);
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(
+            v.message.starts_with("the firmware exited with code 0 instead of ending in a branch to itself"),
+            "{}",
+            v.message
+        );
+        assert_eq!(ExitRule::parse("loop"), Ok(ExitRule::Loop));
+        assert_eq!(ExitRule::parse("-2"), Ok(ExitRule::Code(-2)));
+        assert!(ExitRule::parse("spin").unwrap_err().contains("neither an exit code (a number) nor `loop`"));
     }
 }

@@ -114,6 +114,9 @@ pub struct CellReport {
     /// `GCC: (…) 12.2.1 …`, `Linker: LLD …`), in order.
     pub toolchain: Vec<String>,
     pub verdict: Verdict,
+    /// Where the run ended with `verdict.exit: loop`: the branch to itself, `0x… (symbol+0x…)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_end: Option<String>,
     /// Instructions per SysTick tick: the resolution of tick-derived instruction counts.
     pub instructions_per_tick: f64,
     /// The QEMU version that ran the cell (`qemu-system-arm --version`, e.g. `7.2.22`); absent
@@ -279,6 +282,7 @@ impl CellReport {
             elf_sha256: None,
             toolchain: Vec::new(),
             verdict: Verdict { outcome: Outcome::SetupError, message: String::new() },
+            loop_end: None,
             instructions_per_tick: board.instructions_per_tick(),
             qemu: None,
             cycle_model: None,
