@@ -175,7 +175,10 @@ if [ ! -f "$wolfssl_dir/.mcubench-unpacked" ]; then
   tmp=$(mktemp -d)
   fetch_pinned "${mirror%/}/pool/main/w/wolfssl/${wolfssl_orig%% *}" "$tmp/orig.tar.gz" "${wolfssl_orig##* }"
   rm -rf "$wolfssl_dir" && mkdir -p "$wolfssl_dir"
-  tar -xzf "$tmp/orig.tar.gz" -C "$wolfssl_dir" --strip-components=1 \
+  # -m: today's times, not the tarball's (2024): a firmware built before this ran (its build
+  # script watching the missing files) is then rebuilt with them; cargo reruns a build script
+  # only for a watched file newer than its last run.
+  tar -xzmf "$tmp/orig.tar.gz" -C "$wolfssl_dir" --strip-components=1 \
     wolfssl-5.7.2-stable/COPYING wolfssl-5.7.2-stable/LICENSING wolfssl-5.7.2-stable/wolfssl \
     wolfssl-5.7.2-stable/wolfcrypt/src/port/arm/thumb2-sha256-asm.S \
     wolfssl-5.7.2-stable/wolfcrypt/src/port/arm/thumb2-sha512-asm.S \

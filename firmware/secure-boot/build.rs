@@ -164,7 +164,8 @@ fn wolfssl_asm() {
         .iter()
         .map(|h| tree.join(format!("wolfcrypt/src/port/arm/thumb2-{h}-asm.S")))
         .collect();
-    // A missing file reruns this script on every build, so the rows come back once it is there.
+    // A file that appears later, newer than this script's last run, reruns it, so the rows come
+    // back once it is there (ci/setup.sh unpacks it with the time of unpacking, not the tarball's).
     for s in &sources {
         println!("cargo:rerun-if-changed={}", s.display());
     }

@@ -579,7 +579,9 @@ fn firmware_that_ends_in_a_loop_on_itself_ends_there_with_its_counts() {
     assert_eq!(code, Some(1), "{raw}");
     let cell = one_cell(&json);
     assert_eq!(cell["verdict"]["outcome"], "fail", "{raw}");
-    assert!(cell["verdict"]["message"].as_str().unwrap().contains("matches the `reject` pattern `FAILED`"), "{cell}");
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    assert!(message.contains("matches the `reject` pattern `FAILED`"), "{cell}");
+    assert!(message.contains("; the run ended at the loop at pc=0x") && message.ends_with(" (_exit+0x0)"), "{cell}");
     assert!(cell["loop_end"].is_string(), "{cell}");
 
     // A fault handler's `b .` is no end: the run still faults.

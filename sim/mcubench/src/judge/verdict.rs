@@ -194,7 +194,14 @@ pub fn judge_run(
         return Verdict::new(Outcome::Fail, format!("{} KAT(s) failed: {}", failed.len(), failed.join("; ")));
     }
     if let Some(rules) = rules {
-        return judge_console(rules, code);
+        let mut verdict = judge_console(rules, code);
+        // Where a failing run ended says where to look (e.g. an `Error_Handler`'s loop).
+        if verdict.outcome == Outcome::Fail
+            && let Some(pc) = rules.looped
+        {
+            verdict.message.push_str(&format!("; the run ended at the loop at pc=0x{pc:08x} ({})", symbolize(pc)));
+        }
+        return verdict;
     }
     let Some(end) = t.end() else {
         let what = if began { t.last_record_summary() } else { "no `begin` record".into() };
@@ -544,6 +551,7 @@ mod tests {
         let v = ended(0, Some(0x1c6c), "FAILED: 1 check(s) failed\n", &rules);
         assert_eq!(v.outcome, Outcome::Fail);
         assert!(v.message.contains("no console line matched the `expect` pattern"), "{}", v.message);
+        assert!(v.message.ends_with("; the run ended at the loop at pc=0x00001c6c (f@1c6c)"), "{}", v.message);
         // An exit is not the end asked for, whatever its code.
         let v = ended(0, None, "self-test passed\n", &rules);
         assert_eq!(v.outcome, Outcome::Fail);
