@@ -406,17 +406,18 @@ fn measure_cell(
     // A timeout: where the core was (a contained run asks QEMU's monitor before QEMU goes). In a
     // fault handler that loops, the run faulted.
     let stopped = run.at_timeout.as_deref().and_then(crate::judge::stopped::CoreState::parse);
+    let decoder = mcubench_thumb::Decoder::for_core(args.core.unwrap_or(board.core)).ok();
     if verdict.outcome == Outcome::Timeout
         && let Some(s) = &stopped
     {
-        verdict = crate::judge::stopped::judge(verdict, s, &image, &symbolize);
+        verdict = crate::judge::stopped::judge(verdict, s, &image, decoder.as_ref(), &symbolize);
     }
     // A wait on the DWT cycle counter never ends here: say so when the ELF reads it and the core
     // hung in a function that reads it (or where it hung is unknown).
     if verdict.outcome == Outcome::Timeout
-        && let Ok(decoder) = mcubench_thumb::Decoder::for_core(args.core.unwrap_or(board.core))
+        && let Some(decoder) = &decoder
     {
-        let readers = crate::analyze::cycle_counter::readers(&image, &decoder);
+        let readers = crate::analyze::cycle_counter::readers(&image, decoder);
         let hung_in = stopped.as_ref().map(|s| image.symbolize(u64::from(s.pc)).map(|(f, _)| f));
         let waiting = match &hung_in {
             None => !readers.is_empty(),

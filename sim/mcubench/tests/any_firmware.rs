@@ -644,6 +644,38 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     assert_eq!(mcubench::analyze::cycle_counter::readers(&image, &decoder), ["bench_crc32", "poll"]);
 }
 
+/// Vendor start-up code waits for the crystal (`RCC_CR.HSERDY`) before anything else, which
+/// QEMU's netduinoplus2 never reports: the timeout names the register the loop reads (found from
+/// the loop's code and the stopped core's registers) and what QEMU's memory map has there (`info
+/// mtree -f`): QEMU 7.2 leaves the STM32F4's RCC out (reads 0), QEMU 10 models its registers but
+/// not the oscillator. The message is the same in every run of one QEMU.
+#[test]
+fn a_wait_on_a_device_qemu_does_not_model_names_the_register_and_the_device() {
+    let yaml = format!(
+        "name: clock\nfirmware: {{ elf: '{}' }}\nboards: [netduinoplus2]\nverdict: {{ exit: 0 }}\ntimeout: 1 s\n",
+        common::c_firmware("clock-wait").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(1), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "timeout", "{raw}");
+    assert!(console_text(cell).contains("switching to the crystal"), "{raw}");
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    let (device, what) = match cell["qemu"].as_str().unwrap().split('.').next() {
+        Some("7") => ("RCC", "a device QEMU's model of this board leaves out (it reads 0 and ignores writes)"),
+        _ => ("stm32.rcc", "a device of QEMU's model of this board, which never gave the value the firmware waits for"),
+    };
+    assert!(
+        message.contains(&format!(
+            "the core was in main; the loop it was in reads 0x40023800, in `{device}` (0x40023800–0x40023bff), {what}"
+        )),
+        "{message}"
+    );
+    let (_, again, _) = run_json(&s, &[]);
+    assert_eq!(one_cell(&again)["verdict"], cell["verdict"]);
+}
+
 #[test]
 fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
     let (_dir, s) =

@@ -19,6 +19,8 @@
 use std::collections::BTreeMap;
 
 use mcubench_elf::ElfImage;
+use mcubench_elf::functions::FunctionMap;
+use mcubench_thumb::{Class, Decoder, Flow, Insn};
 
 use crate::judge::verdict::{Outcome, Verdict};
 
@@ -33,6 +35,67 @@ pub struct CoreState {
     pub fault_status: Option<(u32, u32)>,
     /// The eight words at SP.
     pub at_sp: Option<[u32; 8]>,
+    /// R0 to R12.
+    pub regs: [Option<u32>; 13],
+    /// The CPU's memory map, from `info mtree -f` (empty without it).
+    pub map: Vec<Mapped>,
+}
+
+/// One range of the CPU's flat memory map as QEMU's monitor prints it (`info mtree -f`):
+/// `0000000040023800-0000000040023bff (prio -1000, i/o): RCC`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapped {
+    pub start: u64,
+    /// Inclusive.
+    pub last: u64,
+    pub priority: i32,
+    /// `ram`, `rom`, `i/o`, ...
+    pub kind: String,
+    pub name: String,
+}
+
+impl Mapped {
+    /// QEMU's placeholder for a device its model of the board leaves out
+    /// (`create_unimplemented_device`, priority -1000): reads return 0, writes are dropped.
+    pub fn unimplemented(&self) -> bool {
+        self.priority == -1000 && self.kind == "i/o"
+    }
+
+    /// A device (memory-mapped I/O, not RAM or ROM).
+    pub fn device(&self) -> bool {
+        self.kind == "i/o"
+    }
+}
+
+/// The flat view of the CPU's address space from `info mtree -f`: the secure one on a core with
+/// the Security Extension (firmware starts secure), else `cpu-memory-0`.
+fn cpu_map(text: &str) -> Vec<Mapped> {
+    let mut views: Vec<(Vec<String>, Vec<Mapped>)> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("FlatView #") {
+            views.push((Vec::new(), Vec::new()));
+            continue;
+        }
+        let Some((spaces, ranges)) = views.last_mut() else { continue };
+        if let Some(rest) = line.strip_prefix("AS \"") {
+            spaces.push(rest.split('"').next().unwrap_or_default().to_string());
+            continue;
+        }
+        // `start-last (prio P, kind): name`
+        let Some((range, rest)) = line.split_once(' ') else { continue };
+        let Some((start, last)) = range.split_once('-') else { continue };
+        let (Ok(start), Ok(last)) = (u64::from_str_radix(start, 16), u64::from_str_radix(last, 16)) else { continue };
+        let Some((attrs, name)) = rest.strip_prefix("(prio ").and_then(|r| r.split_once("): ")) else { continue };
+        let Some((priority, kind)) = attrs.split_once(", ") else { continue };
+        let Ok(priority) = priority.parse() else { continue };
+        ranges.push(Mapped { start, last, priority, kind: kind.to_string(), name: name.to_string() });
+    }
+    ["cpu-secure-memory-0", "cpu-memory-0"]
+        .iter()
+        .find_map(|want| views.iter().find(|(spaces, _)| spaces.iter().any(|s| s == want)))
+        .map(|(_, ranges)| ranges.clone())
+        .unwrap_or_default()
 }
 
 impl CoreState {
@@ -59,7 +122,14 @@ impl CoreState {
         let fault_status = word(0xE000_ED28).zip(word(0xE000_ED2C));
         let at_sp: Option<Vec<u32>> = (0..8).map(|i| word(sp.wrapping_add(4 * i))).collect();
         let at_sp = at_sp.map(|v| std::array::from_fn(|i| v[i]));
-        Some(CoreState { pc, sp, lr, xpsr, fault_status, at_sp })
+        let regs = std::array::from_fn(|i| register(&format!("R{i:02}=")));
+        Some(CoreState { pc, sp, lr, xpsr, fault_status, at_sp, regs, map: cpu_map(text) })
+    }
+
+    /// The range of the memory map holding `addr`, the highest priority first.
+    pub fn mapped(&self, addr: u32) -> Option<&Mapped> {
+        let a = u64::from(addr);
+        self.map.iter().filter(|m| m.start <= a && a <= m.last).max_by_key(|m| m.priority)
     }
 
     /// The exception being handled (IPSR), 0 in thread mode.
@@ -89,7 +159,13 @@ impl CoreState {
 /// Where a loop of several instructions stopped depends on when the time ran out, so only a
 /// branch to itself is given by address; anything else by its function, which keeps the report
 /// the same from run to run.
-pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn Fn(u32) -> String) -> Verdict {
+pub fn judge(
+    timeout: Verdict,
+    s: &CoreState,
+    image: &ElfImage,
+    decoder: Option<&Decoder>,
+    symbolize: &dyn Fn(u32) -> String,
+) -> Verdict {
     // Stopped on a branch to itself (`b .`): the same place in every run.
     let on_itself = image.bytes_at(u64::from(s.pc), 2) == Some(&[0xfe, 0xe7][..]);
     let function = image.symbolize(u64::from(s.pc));
@@ -103,12 +179,14 @@ pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn 
             0 => String::new(),
             n => format!(", handling {}", exception_name(n)),
         };
-        // A loop on itself in thread mode is how firmware for a board ends.
+        // A loop on itself in thread mode is how firmware for a board ends; a loop that reads a
+        // device waits for something QEMU's model of it may never do.
         let hint = if on_itself && s.exception() == 0 {
             "; if that loop is where the firmware ends (`while (1) {}` after `main`, libnosys's `_exit`), \
              `verdict: { exit: loop }` (`--exit-code loop`) ends the run there, with its counts"
+                .to_string()
         } else {
-            ""
+            decoder.map(|d| wait_hint(s, image, d)).unwrap_or_default()
         };
         return Verdict::new(
             Outcome::Timeout,
@@ -134,6 +212,76 @@ pub fn judge(timeout: Verdict, s: &CoreState, image: &ElfImage, symbolize: &dyn 
             if looping_at_entry { "a handler that loops" } else { "a handler that did not return" }
         ),
     )
+}
+
+/// What the loop the core stopped in was waiting on, when it reads a device: `; the loop …`, or
+/// empty. A device QEMU leaves out reads 0 for ever; one it models may still never show what the
+/// firmware waits for (a clock that never becomes ready).
+fn wait_hint(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> String {
+    let mut devices: Vec<(u32, &Mapped)> = Vec::new();
+    for addr in polled(s, image, decoder) {
+        // Not the core's own registers (0xE0000000 up: SysTick, SCB, DWT, whose counter has a
+        // hint of its own).
+        if addr < 0xE000_0000
+            && let Some(m) = s.mapped(addr).filter(|m| m.device())
+            && !devices.iter().any(|(a, _)| *a == addr)
+        {
+            devices.push((addr, m));
+        }
+    }
+    let Some(&(addr, m)) = devices.first() else { return String::new() };
+    let what = if m.unimplemented() {
+        "a device QEMU's model of this board leaves out (it reads 0 and ignores writes), so the wait never ends \
+         under QEMU: keep it out of builds for QEMU, or wait on it with a time limit"
+    } else {
+        "a device of QEMU's model of this board, which never gave the value the firmware waits for: the model \
+         may not implement it (a clock or a peripheral becoming ready)"
+    };
+    format!("; the loop it was in reads 0x{addr:08x}, in `{}` (0x{:08x}–0x{:08x}), {what}", m.name, m.start, m.last)
+}
+
+/// The addresses the innermost loop around the stopped PC loads from (not the stack, not literal
+/// pools), with base registers as the core held them: a loop's base register that the loop does
+/// not write held the same value on every pass, and one the loop sets to a constant (a literal,
+/// `movw`/`movt`) is followed with the stack analyzer's constant tracking.
+///
+/// Limits: the loop is the smallest direct backward branch in the same function around the PC;
+/// a loop through calls, or an address computed otherwise, is not seen.
+fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Vec<u32> {
+    let map = FunctionMap::new(image);
+    let Some(f) = map.containing(s.pc).filter(|f| f.thumb) else { return Vec::new() };
+    let end = map.next_data(f.start).map_or(f.end, |d| d.start.clamp(f.start, f.end));
+    let Some(bytes) = image.bytes_at(u64::from(f.start), u64::from(end - f.start)) else { return Vec::new() };
+    let (insns, _) = decoder.decode_block(f.start, bytes);
+    let backward = insns.iter().filter_map(|i| match i.flow {
+        Flow::Branch { target } if target <= s.pc && s.pc <= i.addr => Some((target, i.addr)),
+        _ => None,
+    });
+    let Some((from, to)) = backward.min_by_key(|(target, at)| at - target) else { return Vec::new() };
+    let body: Vec<&Insn> = insns.iter().filter(|i| (from..=to).contains(&i.addr)).collect();
+    let written = body.iter().fold(0u16, |w, i| w | i.writes.0);
+    // Registers the loop does not write hold, on every pass, what the stopped core holds.
+    let mut known: [Option<u32>; 16] =
+        std::array::from_fn(|r| if r < 13 && written & (1 << r) == 0 { s.regs[r] } else { None });
+    let mut out = Vec::new();
+    for insn in body {
+        if let Some(m) = insn.mem.filter(|m| !m.store && m.index.is_none() && m.base != 13 && m.base != 15)
+            && matches!(insn.class, Class::Load { .. } | Class::LoadDouble | Class::LoadMultiple { .. })
+            && let Some(base) = known[usize::from(m.base) & 15]
+        {
+            out.push(base.wrapping_add(m.offset as u32));
+        }
+        let set = mcubench_stack::frame::constant_set(image, insn, &known);
+        for (r, k) in known.iter_mut().enumerate() {
+            if insn.writes.0 & (1 << r) != 0 {
+                *k = None;
+            }
+        }
+        if let Some((r, v)) = set {
+            known[usize::from(r) & 15] = Some(v);
+        }
+    }
+    out
 }
 
 /// The name of exception `n`.
@@ -180,6 +328,26 @@ mod tests {
         let psp = CoreState { lr: 0xffff_fffd, ..s.clone() };
         assert_eq!(psp.faulting(true), None);
         assert_eq!(exception_name(s.exception()), "HardFault");
+    }
+
+    #[test]
+    fn the_memory_map_is_the_cpus_flat_view_the_secure_one_first() {
+        let text = "R13=20001000 R14=00000101 R15=00000200\nXPSR=61000000 -ZC- T thread\n\
+            FlatView #0\n AS \"memory\", root: system\n Root memory region: system\n\
+            \x20 0000000040000000-00000000400003ff (prio 0, i/o): uart\n\
+            FlatView #1\n AS \"cpu-memory-0\", root: armv7m-container\n\
+            \x20 0000000040023800-0000000040023bff (prio -1000, i/o): RCC\n\
+            FlatView #2\n AS \"cpu-secure-memory-0\", root: armv7m-container\n\
+            \x20 0000000020000000-000000002000ffff (prio 0, ram): sram\n\
+            \x20 0000000040023800-0000000040023bff (prio -1000, i/o): RCC-S\n";
+        let s = CoreState::parse(text).unwrap();
+        assert_eq!(s.map.len(), 2);
+        let rcc = s.mapped(0x4002_3804).unwrap();
+        assert_eq!((rcc.name.as_str(), rcc.unimplemented(), rcc.device()), ("RCC-S", true, true));
+        assert!(!s.mapped(0x2000_0000).unwrap().device());
+        assert_eq!(s.mapped(0x4000_0000), None);
+        let plain = CoreState::parse(&text.replace("cpu-secure-memory-0", "other")).unwrap();
+        assert_eq!(plain.mapped(0x4002_3800).unwrap().name, "RCC");
     }
 
     #[test]

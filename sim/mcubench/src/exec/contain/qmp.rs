@@ -73,8 +73,9 @@ pub(super) fn start_guest(
 }
 
 /// At a timeout: stops the CPU, then asks the human monitor for the registers (`info
-/// registers`), the fault status registers CFSR and HFSR (`x /2wx 0xe000ed28`) and the eight
-/// words at SP, where an exception stacks its frame (`x /8wx <SP>`); their text, one after the
+/// registers`), the fault status registers CFSR and HFSR (`x /2wx 0xe000ed28`), the eight
+/// words at SP, where an exception stacks its frame (`x /8wx <SP>`), and the memory map (`info
+/// mtree -f`); their text, one after the
 /// other, or `None` when QEMU does not answer within a second (the guest never started, QEMU
 /// is gone).
 pub(super) fn core_state(mut writer: UnixStream, replies: &Receiver<serde_json::Value>) -> Option<String> {
@@ -98,7 +99,9 @@ pub(super) fn core_state(mut writer: UnixStream, replies: &Receiver<serde_json::
         registers.split_whitespace().find_map(|w| w.strip_prefix("R13=")).and_then(|h| u32::from_str_radix(h, 16).ok());
     let frame =
         sp.and_then(|sp| ask(4, "human-monitor-command", Some(&format!("x /8wx 0x{sp:08x}")))).unwrap_or_default();
-    Some(format!("{registers}\n{status}\n{frame}"))
+    // The memory map as this QEMU models the board: which devices it has, which it leaves out.
+    let map = ask(5, "human-monitor-command", Some("info mtree -f")).unwrap_or_default();
+    Some(format!("{registers}\n{status}\n{frame}\n{map}"))
 }
 
 /// Asks QEMU to quit (QMP `quit`), on a second handle of the monitor socket while
