@@ -676,6 +676,39 @@ fn a_wait_on_a_device_qemu_does_not_model_names_the_register_and_the_device() {
     assert_eq!(one_cell(&again)["verdict"], cell["verdict"]);
 }
 
+/// A delay on the tick a timer interrupt counts (STM32 HAL with TIM6 as its time base) never ends
+/// on netduinoplus2, whose QEMU model has no TIM6: the timeout names the variable the loop reads
+/// through the function it calls (`get_tick`, as `HAL_GetTick`) and what may set it. The core
+/// stops in `main`'s loop or in `get_tick`; either way the message names `main`, the loop's
+/// function, so it is the same in every run.
+#[test]
+fn a_wait_on_an_interrupt_that_never_comes_names_the_variable() {
+    let yaml = format!(
+        "name: tick\nfirmware: {{ elf: '{}' }}\nboards: [netduinoplus2]\nverdict: {{ exit: 0 }}\ntimeout: 300 ms\n",
+        common::c_firmware("tick-wait").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let mut verdicts = Vec::new();
+    for _ in 0..3 {
+        let (code, json, raw) = run_json(&s, &[]);
+        assert_eq!(code, Some(1), "{raw}");
+        verdicts.push(one_cell(&json)["verdict"].clone());
+    }
+    assert_eq!(verdicts[0]["outcome"], "timeout");
+    let message = verdicts[0]["message"].as_str().unwrap();
+    let ticks =
+        mcubench_elf::ElfImage::read(&common::c_firmware("tick-wait")).unwrap().symbol("ticks").unwrap().address;
+    assert!(
+        message.ends_with(&format!(
+            "; when the time ran out the core was in main; the loop it was in reads `ticks` (0x{ticks:08x}, RAM) and \
+             waits for something else to change it: if an interrupt handler does, that interrupt never came (QEMU's \
+             model of this board may not raise it, e.g. a timer it leaves out)"
+        )),
+        "{message}"
+    );
+    assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:?}");
+}
+
 #[test]
 fn a_failing_newlib_firmware_fails_with_exit_1_and_its_console_shown() {
     let (_dir, s) =

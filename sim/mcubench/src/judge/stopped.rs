@@ -181,12 +181,20 @@ pub fn judge(
         };
         // A loop on itself in thread mode is how firmware for a board ends; a loop that reads a
         // device waits for something QEMU's model of it may never do.
+        let mut at = at;
         let hint = if on_itself && s.exception() == 0 {
             "; if that loop is where the firmware ends (`while (1) {}` after `main`, libnosys's `_exit`), \
              `verdict: { exit: loop }` (`--exit-code loop`) ends the run there, with its counts"
                 .to_string()
+        } else if let Some((site, reads)) = decoder.and_then(|d| polled(s, image, d)) {
+            // The loop's function, not the function it calls where the core happened to stop: the
+            // same in every run.
+            if let Some((f, _)) = image.symbolize(u64::from(site)) {
+                at = format!("in {f}");
+            }
+            wait_hint(s, image, &reads)
         } else {
-            decoder.map(|d| wait_hint(s, image, d)).unwrap_or_default()
+            String::new()
         };
         return Verdict::new(
             Outcome::Timeout,
@@ -214,57 +222,95 @@ pub fn judge(
     )
 }
 
-/// What the loop the core stopped in was waiting on, when it reads a device: `; the loop …`, or
-/// empty. A device QEMU leaves out reads 0 for ever; one it models may still never show what the
-/// firmware waits for (a clock that never becomes ready).
-fn wait_hint(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> String {
-    let mut devices: Vec<(u32, &Mapped)> = Vec::new();
-    for addr in polled(s, image, decoder) {
-        // Not the core's own registers (0xE0000000 up: SysTick, SCB, DWT, whose counter has a
-        // hint of its own).
-        if addr < 0xE000_0000
-            && let Some(m) = s.mapped(addr).filter(|m| m.device())
-            && !devices.iter().any(|(a, _)| *a == addr)
-        {
-            devices.push((addr, m));
-        }
+/// What the loop the core stopped in was waiting on, when it reads a device or a variable: `; the
+/// loop …`, or empty. A device QEMU leaves out reads 0 for ever; one it models may still never
+/// show what the firmware waits for (a clock that never becomes ready); a variable in RAM waits
+/// for an interrupt handler, whose interrupt may never come.
+fn wait_hint(s: &CoreState, image: &ElfImage, reads: &[u32]) -> String {
+    // Not the core's own registers (0xE0000000 up: SysTick, SCB, DWT, whose counter has a hint
+    // of its own).
+    let device = reads.iter().find_map(|&a| s.mapped(a).filter(|m| a < 0xE000_0000 && m.device()).map(|m| (a, m)));
+    if let Some((addr, m)) = device {
+        let what = if m.unimplemented() {
+            "a device QEMU's model of this board leaves out (it reads 0 and ignores writes), so the wait never ends \
+             under QEMU: keep it out of builds for QEMU, or wait on it with a time limit"
+        } else {
+            "a device of QEMU's model of this board, which never gave the value the firmware waits for: the model \
+             may not implement it (a clock or a peripheral becoming ready)"
+        };
+        return format!(
+            "; the loop it was in reads 0x{addr:08x}, in `{}` (0x{:08x}–0x{:08x}), {what}",
+            m.name, m.start, m.last
+        );
     }
-    let Some(&(addr, m)) = devices.first() else { return String::new() };
-    let what = if m.unimplemented() {
-        "a device QEMU's model of this board leaves out (it reads 0 and ignores writes), so the wait never ends \
-         under QEMU: keep it out of builds for QEMU, or wait on it with a time limit"
-    } else {
-        "a device of QEMU's model of this board, which never gave the value the firmware waits for: the model \
-         may not implement it (a clock or a peripheral becoming ready)"
-    };
-    format!("; the loop it was in reads 0x{addr:08x}, in `{}` (0x{:08x}–0x{:08x}), {what}", m.name, m.start, m.last)
+    let variable = reads.iter().find_map(|&a| {
+        s.mapped(a).filter(|m| m.kind == "ram")?;
+        image.symbolize(u64::from(a)).map(|(name, _)| (a, name))
+    });
+    match variable {
+        Some((addr, name)) => format!(
+            "; the loop it was in reads `{name}` (0x{addr:08x}, RAM) and waits for something else to change it: if \
+             an interrupt handler does, that interrupt never came (QEMU's model of this board may not raise it, \
+             e.g. a timer it leaves out)"
+        ),
+        None => String::new(),
+    }
 }
 
 /// The addresses the innermost loop around the stopped PC loads from (not the stack, not literal
-/// pools), with base registers as the core held them: a loop's base register that the loop does
-/// not write held the same value on every pass, and one the loop sets to a constant (a literal,
-/// `movw`/`movt`) is followed with the stack analyzer's constant tracking.
+/// pools), directly or in a function it calls: base registers the loop does not write held on
+/// every pass what the stopped core holds, and registers set to a constant (a literal,
+/// `movw`/`movt`) are followed with the stack analyzer's constant tracking. When the PC is in no
+/// loop (stopped in a function the loop calls, such as `HAL_GetTick`), the loop around the
+/// return address in LR, with the registers a call preserves (r4–r11).
 ///
-/// Limits: the loop is the smallest direct backward branch in the same function around the PC;
-/// a loop through calls, or an address computed otherwise, is not seen.
-fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Vec<u32> {
+/// Returns the address the loop was found around (the PC or LR) and the addresses.
+///
+/// Limits: a loop is the smallest direct backward branch around the address in its function;
+/// calls are followed one level; an address computed otherwise is not seen.
+fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Option<(u32, Vec<u32>)> {
     let map = FunctionMap::new(image);
-    let Some(f) = map.containing(s.pc).filter(|f| f.thumb) else { return Vec::new() };
-    let end = map.next_data(f.start).map_or(f.end, |d| d.start.clamp(f.start, f.end));
-    let Some(bytes) = image.bytes_at(u64::from(f.start), u64::from(end - f.start)) else { return Vec::new() };
-    let (insns, _) = decoder.decode_block(f.start, bytes);
-    let backward = insns.iter().filter_map(|i| match i.flow {
-        Flow::Branch { target } if target <= s.pc && s.pc <= i.addr => Some((target, i.addr)),
-        _ => None,
-    });
-    let Some((from, to)) = backward.min_by_key(|(target, at)| at - target) else { return Vec::new() };
-    let body: Vec<&Insn> = insns.iter().filter(|i| (from..=to).contains(&i.addr)).collect();
-    let written = body.iter().fold(0u16, |w, i| w | i.writes.0);
-    // Registers the loop does not write hold, on every pass, what the stopped core holds.
-    let mut known: [Option<u32>; 16] =
-        std::array::from_fn(|r| if r < 13 && written & (1 << r) == 0 { s.regs[r] } else { None });
+    let decode = |addr: u32| -> Option<Vec<Insn>> {
+        let f = map.containing(addr).filter(|f| f.thumb)?;
+        let end = map.next_data(f.start).map_or(f.end, |d| d.start.clamp(f.start, f.end));
+        let bytes = image.bytes_at(u64::from(f.start), u64::from(end - f.start))?;
+        Some(decoder.decode_block(f.start, bytes).0)
+    };
+    let stopped: [Option<u32>; 13] = s.regs;
+    let preserved: [Option<u32>; 13] = std::array::from_fn(|r| if (4..=11).contains(&r) { s.regs[r] } else { None });
+    // LR as a return address (not EXC_RETURN): the caller resumes there.
+    let caller = (s.lr < 0xF000_0000).then_some(s.lr & !1);
+    let sites = [Some((s.pc, stopped)), caller.map(|lr| (lr, preserved))];
+    for (at, regs) in sites.into_iter().flatten() {
+        let Some(insns) = decode(at) else { continue };
+        let backward = insns.iter().filter_map(|i| match i.flow {
+            Flow::Branch { target } if target <= at && at <= i.addr => Some((target, i.addr)),
+            _ => None,
+        });
+        let Some((from, to)) = backward.min_by_key(|(target, branch)| branch - target) else { continue };
+        let body: Vec<&Insn> = insns.iter().filter(|i| (from..=to).contains(&i.addr)).collect();
+        let written = body.iter().fold(0u16, |w, i| w | i.writes.0);
+        // Registers the loop does not write hold, on every pass, what the core holds.
+        let known: [Option<u32>; 16] =
+            std::array::from_fn(|r| if r < 13 && written & (1 << r) == 0 { regs[r] } else { None });
+        let mut out = loads(image, body.iter().copied(), known);
+        for insn in &body {
+            if let Flow::Call { target } = insn.flow
+                && let Some(callee) = decode(target)
+            {
+                out.extend(loads(image, callee.iter().filter(|i| i.addr >= target), [None; 16]));
+            }
+        }
+        return Some((at, out));
+    }
+    None
+}
+
+/// The addresses `insns` load from (not the stack, not literal pools) in straight-line order,
+/// given the registers `known` before the first.
+fn loads<'a>(image: &ElfImage, insns: impl Iterator<Item = &'a Insn>, mut known: [Option<u32>; 16]) -> Vec<u32> {
     let mut out = Vec::new();
-    for insn in body {
+    for insn in insns {
         if let Some(m) = insn.mem.filter(|m| !m.store && m.index.is_none() && m.base != 13 && m.base != 15)
             && matches!(insn.class, Class::Load { .. } | Class::LoadDouble | Class::LoadMultiple { .. })
             && let Some(base) = known[usize::from(m.base) & 15]
