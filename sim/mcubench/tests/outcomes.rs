@@ -46,6 +46,22 @@ fn a_hang_times_out_and_names_the_last_record() {
     assert!(started.elapsed() < Duration::from_secs(120));
 }
 
+/// A timeout shorter than QEMU's start-up is a timeout that says so, not a setup error, and the
+/// runner does not talk to QEMU's monitor before it is ready (contained runs ask it where the
+/// core was at a timeout).
+#[test]
+fn a_timeout_shorter_than_qemus_start_up_is_a_timeout_that_says_so() {
+    let yaml = misbehave("hang", "mps2-an386").replace("timeout: 3 s", "timeout: 1 ms");
+    let cell = common::only_cell(common::run(&common::scenario(&yaml)));
+    assert_eq!(cell.verdict.outcome, Outcome::Timeout, "{}", cell.verdict.message);
+    assert!(
+        cell.verdict.message.starts_with("no exit within 0.001 s, and QEMU had not started the guest by then (")
+            && cell.verdict.message.ends_with("): the scenario's `timeout` is shorter than QEMU's start-up"),
+        "{}",
+        cell.verdict.message
+    );
+}
+
 #[rstest::rstest]
 fn a_fault_is_reported_with_its_pc(#[values("mps2-an386", "microbit")] board: &str) {
     let cell = common::only_cell(common::run(&common::scenario(&misbehave("fault", board))));

@@ -177,15 +177,18 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
         }
         None => None,
     };
-    // At the timeout, first the monitor's view of the core (where it hangs, which exception).
+    // At the timeout, first the monitor's view of the core (where it hangs, which exception),
+    // once the guest runs (a timeout shorter than QEMU's start-up has no core to look at).
     let (replies, replies_in) = std::sync::mpsc::channel();
+    let running = Arc::new(AtomicBool::new(false));
     let probe: qemu::Probe = {
         let monitor = qmp_ours.try_clone().map_err(QemuError::Spawn)?;
-        Box::new(move || qmp::core_state(monitor, &replies_in))
+        let running = running.clone();
+        Box::new(move || running.load(Ordering::SeqCst).then(|| qmp::core_state(monitor, &replies_in)).flatten())
     };
     let starter = {
         let guest_started = guest_started.clone();
-        std::thread::spawn(move || qmp::start_guest(qmp_ours, &guest_started, &replies))
+        std::thread::spawn(move || qmp::start_guest(qmp_ours, (&guest_started, &running), &replies))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
     let run = qemu::execute(cmd, launch.timeout, (quit, Some(probe)), Duration::from_millis(20), channels);

@@ -264,7 +264,8 @@ fn wait_hint(s: &CoreState, image: &ElfImage, reads: &[u32]) -> String {
 /// loop (stopped in a function the loop calls, such as `HAL_GetTick`), the loop around the
 /// return address in LR, with the registers a call preserves (r4–r11).
 ///
-/// Returns the address the loop was found around (the PC or LR) and the addresses.
+/// Returns the address the loop was found around (the PC or LR) and the addresses, none when the
+/// loop (or a function it calls) stores anywhere but the stack: then it computes, not waits.
 ///
 /// Limits: a loop is the smallest direct backward branch around the address in its function;
 /// calls are followed one level; an address computed otherwise is not seen.
@@ -294,12 +295,20 @@ fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Option<(u32, Ve
         let known: [Option<u32>; 16] =
             std::array::from_fn(|r| if r < 13 && written & (1 << r) == 0 { regs[r] } else { None });
         let mut out = loads(image, body.iter().copied(), known);
+        // A loop that stores (other than to the stack) computes rather than waits: no reads.
+        let stores = |insns: &[&Insn]| insns.iter().any(|i| i.mem.is_some_and(|m| m.store && m.base != 13));
+        let mut computes = stores(&body);
         for insn in &body {
             if let Flow::Call { target } = insn.flow
                 && let Some(callee) = decode(target)
             {
-                out.extend(loads(image, callee.iter().filter(|i| i.addr >= target), [None; 16]));
+                let callee: Vec<&Insn> = callee.iter().filter(|i| i.addr >= target).collect();
+                computes |= stores(&callee);
+                out.extend(loads(image, callee.into_iter(), [None; 16]));
             }
+        }
+        if computes {
+            out.clear();
         }
         return Some((at, out));
     }

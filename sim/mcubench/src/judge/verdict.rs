@@ -60,6 +60,16 @@ pub fn judge(
     symbolize: &dyn Fn(u32) -> String,
 ) -> Verdict {
     if let Some(e) = &execution.start_error {
+        // The time ran out while QEMU was still starting: the limit is too short, not the set-up wrong.
+        if execution.run.end == ProcessEnd::TimedOut {
+            return Verdict::new(
+                Outcome::Timeout,
+                format!(
+                    "no exit within {timeout_secs} s, and QEMU had not started the guest by then ({e}): the scenario's \
+                     `timeout` is shorter than QEMU's start-up"
+                ),
+            );
+        }
         return Verdict::new(
             Outcome::SetupError,
             format!("QEMU never started the guest ({e}); QEMU: {}", execution.run.command),

@@ -47,13 +47,15 @@ impl Monitor {
     }
 }
 
-/// Runs the QMP conversation, sets `guest_started` just before `cont`, then reads QMP messages
-/// until QEMU closes the socket, so that a reset loop's events cannot fill it: events are
-/// dropped, replies to commands with an `id` go to `replies` ([`core_state`] waits for them).
-/// An error means QEMU closed the link or answered unexpectedly before the guest ran.
+/// Runs the QMP conversation, sets `guest_started` just before `cont` and `running` once QEMU
+/// has answered it, then reads QMP messages until QEMU closes the socket, so that a reset
+/// loop's events cannot fill it: events are dropped, replies to commands with an `id` go to
+/// `replies` ([`core_state`] waits for them, and is asked only once `running` is set: before
+/// that, its commands would cross the negotiation). An error means QEMU closed the link or
+/// answered unexpectedly before the guest ran.
 pub(super) fn start_guest(
     stream: UnixStream,
-    guest_started: &AtomicBool,
+    (guest_started, running): (&AtomicBool, &AtomicBool),
     replies: &Sender<serde_json::Value>,
 ) -> Result<(), String> {
     let writer = stream.try_clone().map_err(|e| format!("QMP socket: {e}"))?;
@@ -64,6 +66,7 @@ pub(super) fn start_guest(
     guest_started.store(true, Ordering::SeqCst);
     monitor.execute("cont")?;
     monitor.expect("return", "cont")?;
+    running.store(true, Ordering::SeqCst);
     while let Ok(Some(message)) = monitor.next() {
         if message.get("id").is_some() {
             let _ = replies.send(message);
