@@ -1,7 +1,8 @@
 /* Console on the board's UART instead of semihosting: newlib's _write retargeted to a polled UART
  * (what most firmware does), and exit through semihosting SYS_EXIT so that the run ends. With
  * -DEXIT_NOSYS, exit is libnosys's `_exit`, a branch to itself, as on a board (mcubench's
- * `verdict.exit: loop` ends the run there). Link with --specs=nano.specs --specs=nosys.specs.
+ * `verdict.exit: loop` ends the run there); with -DEXIT_RESET, a system reset (`exit: reset`).
+ * Link with --specs=nano.specs --specs=nosys.specs.
  *
  * One of, at compile time:
  *   -DUART_CMSDK=0x40004000  Arm CMSDK APB UART (MPS2 boards: UART0 at 0x40004000)
@@ -71,7 +72,19 @@ int _fstat(int fd, struct stat *st)
     return 0;
 }
 
-#ifndef EXIT_NOSYS
+#if defined(EXIT_RESET)
+/* A system reset instead of an exit, as a bootloader ends after an update: AIRCR (0xE000ED0C) with
+ * its key 0x05FA and SYSRESETREQ (bit 2), as CMSIS's NVIC_SystemReset() writes it (ARMv7-M ARM
+ * B3.2.6). QEMU runs mcubench's firmware with -no-reboot, so the reset ends the run. */
+__attribute__((noreturn)) void _exit(int status)
+{
+    (void)status;
+    __asm__ volatile("dsb" ::: "memory");
+    *(volatile uint32_t *)0xE000ED0Cu = (0x05FAu << 16) | (1u << 2);
+    __asm__ volatile("dsb" ::: "memory");
+    for (;;) {}
+}
+#elif !defined(EXIT_NOSYS)
 /* Semihosting SYS_EXIT (0x18) with the AArch32 reason code: ADP_Stopped_ApplicationExit (0x20026)
  * for success, ADP_Stopped_RunTimeErrorUnknown (0x20023) otherwise. QEMU exits 0 or 1. */
 __attribute__((noreturn)) void _exit(int status)
@@ -81,4 +94,4 @@ __attribute__((noreturn)) void _exit(int status)
     __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
     for (;;) {}
 }
-#endif /* EXIT_NOSYS: as on a board, newlib's libnosys `_exit` ends the program in a loop on itself */
+#endif /* EXIT_NOSYS: newlib's libnosys `_exit`, a loop on itself, ends the program, as on a board */

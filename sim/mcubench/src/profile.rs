@@ -120,7 +120,7 @@ pub fn profile(
         return Err(Setup(line.to_string()));
     }
     let timed_out_after = match run.end {
-        ProcessEnd::Exited(_) => None,
+        ProcessEnd::Exited(_) | ProcessEnd::Reset => None,
         ProcessEnd::TimedOut => Some(timeout),
         _ => return Err(Run(format!("QEMU did not exit normally ({:?}); no profile", run.end))),
     };

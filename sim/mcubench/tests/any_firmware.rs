@@ -644,6 +644,44 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     assert_eq!(mcubench::analyze::cycle_counter::readers(&image, &decoder), ["bench_crc32", "poll"]);
 }
 
+/// Firmware that ends in a system reset (`NVIC_SystemReset()`, as a bootloader does after an
+/// update) ends the run, QEMU running with `-no-reboot`; the monitor's `SHUTDOWN` event tells
+/// it from an exit with status 0: `exit: reset` passes it, `exit: 0` names the reset.
+#[test]
+fn firmware_that_ends_in_a_system_reset_passes_with_exit_reset_only() {
+    let elf = common::c_firmware("newlib-board-reset-mps2");
+    let yaml = |exit: &str| {
+        format!(
+            "name: reset\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: {exit}, expect: ['^self-test passed'] }}\n",
+            elf.display()
+        )
+    };
+    let (_dir, s) = scenario_file(&yaml("reset"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    assert!(one_cell(&json)["instructions_total"].as_u64().is_some(), "{raw}");
+    let (_dir, s) = scenario_file(&yaml("0"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(1), "{raw}");
+    let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with(
+            "the firmware reset itself (a system reset request, e.g. `NVIC_SystemReset()`; QEMU runs with \
+             `-no-reboot`, so the run ended there) instead of exiting with code 0 (`verdict.exit: 0`)"
+        ),
+        "{message}"
+    );
+    // And `exit: reset` does not pass an exit.
+    let exits = yaml("reset").replace("newlib-board-reset-mps2", "newlib-uart-mps2");
+    let (_dir, s) = scenario_file(&exits);
+    let (_, json, raw) = run_json(&s, &[]);
+    let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with("the firmware exited with code 0 instead of resetting (`verdict.exit: reset`)"),
+        "{raw}"
+    );
+}
+
 /// Vendor start-up code waits for the crystal (`RCC_CR.HSERDY`) before anything else, which
 /// QEMU's netduinoplus2 never reports: the timeout names the register the loop reads (found from
 /// the loop's code and the stopped core's registers) and what QEMU's memory map has there (`info

@@ -160,10 +160,19 @@ fn a_reset_and_an_exit_without_end_record_are_no_verdict() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["reset", "exit0"] {
         let r = run(&hostile(name, None, dir.path()), TIMEOUT);
-        // QEMU exits 0 in both cases (-no-reboot turns the reset into an exit).
-        assert_eq!(r.run.run.end, ProcessEnd::Exited(0), "{name}");
+        // QEMU exits 0 in both cases (-no-reboot turns the reset into an exit); the monitor's
+        // SHUTDOWN event tells the reset apart.
+        let end = if name == "reset" { ProcessEnd::Reset } else { ProcessEnd::Exited(0) };
+        assert_eq!(r.run.run.end, end, "{name}");
         assert_eq!(r.verdict.outcome, Outcome::NoVerdict, "{name}: {}", r.verdict.message);
     }
+    let r = run(&hostile("reset", None, dir.path()), TIMEOUT);
+    assert!(
+        r.verdict.message.starts_with("the firmware reset itself (a system reset request, e.g. `NVIC_SystemReset()`")
+            && r.verdict.message.ends_with(" before its `end` record (last: line 1: begin fw=hostile)"),
+        "{}",
+        r.verdict.message
+    );
 }
 
 #[test]

@@ -28,9 +28,9 @@ pub struct VerdictArgs {
     /// No console line may match this regular expression (repeatable).
     #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Pattern::parse)]
     reject: Vec<Pattern>,
-    /// The exit code a pass needs (with verdict rules; default 0), or `loop`: the firmware ends
-    /// in a branch to itself (`while (1) {}`), where the run ends.
-    #[arg(long, requires = "elf", value_name = "CODE|loop", value_parser = ExitRule::parse)]
+    /// The exit code a pass needs (with verdict rules; default 0); `loop`: the firmware ends in
+    /// a branch to itself (`while (1) {}`), where the run ends; `reset`: it asks for a system reset.
+    #[arg(long, requires = "elf", value_name = "CODE|loop|reset", value_parser = ExitRule::parse)]
     exit_code: Option<ExitRule>,
     /// Named captures of this regular expression become report metrics (repeatable), e.g.
     /// `--record 'cycles: (?P<cycles>[0-9]+)'`.

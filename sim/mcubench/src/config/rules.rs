@@ -71,13 +71,15 @@ impl<'de> Deserialize<'de> for Record {
 }
 
 /// How a run that passes ends (`verdict.exit`, `--exit-code`): exit with this code (semihosting
-/// `SYS_EXIT`, newlib's `exit()` with rdimon), or `loop`: reach a branch to itself outside every
+/// `SYS_EXIT`, newlib's `exit()` with rdimon); `loop`: reach a branch to itself outside every
 /// exception handler, as firmware for a board ends (`while (1) {}` after `main`, libnosys's
-/// `_exit`); the run ends there.
+/// `_exit`), where the run ends; or `reset`: ask for a system reset (`NVIC_SystemReset()`),
+/// which ends the run (QEMU runs with `-no-reboot`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitRule {
     Code(i32),
     Loop,
+    Reset,
 }
 
 impl Default for ExitRule {
@@ -90,9 +92,11 @@ impl ExitRule {
     pub fn parse(text: &str) -> Result<ExitRule, String> {
         match text {
             "loop" => Ok(ExitRule::Loop),
+            "reset" => Ok(ExitRule::Reset),
             _ => text.parse().map(ExitRule::Code).map_err(|_| {
                 format!(
-                    "`{text}` is neither an exit code (a number) nor `loop` (the firmware ends in a branch to itself)"
+                    "`{text}` is not an exit code (a number), `loop` (the firmware ends in a branch to itself) or \
+                     `reset` (it asks for a system reset)"
                 )
             }),
         }
@@ -104,24 +108,34 @@ impl fmt::Display for ExitRule {
         match self {
             ExitRule::Code(code) => write!(f, "{code}"),
             ExitRule::Loop => f.write_str("loop"),
+            ExitRule::Reset => f.write_str("reset"),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for ExitRule {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Code(i64),
-            Text(String),
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ExitRule;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an exit code (a number), `loop` or `reset`")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ExitRule, E> {
+                i32::try_from(v)
+                    .map(ExitRule::Code)
+                    .map_err(|_| E::custom(format!("exit code {v} does not fit 32 bits")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ExitRule, E> {
+                i32::try_from(v)
+                    .map(ExitRule::Code)
+                    .map_err(|_| E::custom(format!("exit code {v} does not fit 32 bits")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ExitRule, E> {
+                ExitRule::parse(v).map_err(E::custom)
+            }
         }
-        match Raw::deserialize(d)? {
-            Raw::Code(code) => i32::try_from(code)
-                .map(ExitRule::Code)
-                .map_err(|_| serde::de::Error::custom(format!("exit code {code} does not fit 32 bits"))),
-            Raw::Text(text) => ExitRule::parse(&text).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -129,7 +143,7 @@ impl<'de> Deserialize<'de> for ExitRule {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleRules {
-    /// How a pass ends: the exit code it needs (`SYS_EXIT`/`exit()`; default 0), or `loop`.
+    /// How a pass ends: the exit code it needs (`SYS_EXIT`/`exit()`; default 0), `loop` or `reset`.
     #[serde(default)]
     pub exit: ExitRule,
     /// Each must match a console line.

@@ -46,7 +46,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -159,13 +159,13 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     }
     // Both threads run before QEMU exists: spawning waits for the exec, which is a supervised
     // call the listener must answer; the QMP thread waits for QEMU's greeting.
-    let guest_started = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(qmp::Progress::default());
     let listener = {
-        let guest_started = guest_started.clone();
+        let progress = progress.clone();
         std::thread::spawn(move || {
             let listener = seccomp::Listener::receive(&listener_ours)?;
             drop(listener_ours);
-            Some(listener.serve(&guest_started, MAX_EVENTS))
+            Some(listener.serve(&progress.guest_started, MAX_EVENTS))
         })
     };
     // At the timeout, QEMU is asked to quit over QMP, not by a signal: QEMU's signal handler
@@ -180,15 +180,16 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     // At the timeout, first the monitor's view of the core (where it hangs, which exception),
     // once the guest runs (a timeout shorter than QEMU's start-up has no core to look at).
     let (replies, replies_in) = std::sync::mpsc::channel();
-    let running = Arc::new(AtomicBool::new(false));
     let probe: qemu::Probe = {
         let monitor = qmp_ours.try_clone().map_err(QemuError::Spawn)?;
-        let running = running.clone();
-        Box::new(move || running.load(Ordering::SeqCst).then(|| qmp::core_state(monitor, &replies_in)).flatten())
+        let progress = progress.clone();
+        Box::new(move || {
+            progress.running.load(Ordering::SeqCst).then(|| qmp::core_state(monitor, &replies_in)).flatten()
+        })
     };
     let starter = {
-        let guest_started = guest_started.clone();
-        std::thread::spawn(move || qmp::start_guest(qmp_ours, (&guest_started, &running), &replies))
+        let progress = progress.clone();
+        std::thread::spawn(move || qmp::start_guest(qmp_ours, &progress, &replies))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
     let run = qemu::execute(cmd, launch.timeout, (quit, Some(probe)), Duration::from_millis(20), channels);
@@ -198,12 +199,15 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     let refusals = listener.join().unwrap_or_else(|_| panic!("the seccomp listener thread panicked"));
     let start = starter.join().unwrap_or_else(|_| panic!("the QMP thread panicked"));
     drop(scratch);
-    let run = run?;
+    let mut run = run?;
+    if run.end == ProcessEnd::Exited(0) && progress.reset.load(Ordering::SeqCst) {
+        run.end = ProcessEnd::Reset;
+    }
 
     let Some(refusals) = refusals else {
         return Err(QemuError::Containment("QEMU started without the runner's seccomp listener".into()));
     };
-    let start_error = match (start, guest_started.load(Ordering::SeqCst), &run.end) {
+    let start_error = match (start, progress.guest_started.load(Ordering::SeqCst), &run.end) {
         (Err(e), false, ProcessEnd::TimedOut) => Some(e),
         _ => None,
     };

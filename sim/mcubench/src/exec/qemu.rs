@@ -35,6 +35,11 @@ pub enum ProcessEnd {
     TimedOut,
     /// Killed by us because it wrote more than [`OUTPUT_LIMIT`].
     OutputLimit,
+    /// QEMU exited (status 0) because the firmware asked for a system reset (AIRCR.SYSRESETREQ,
+    /// `NVIC_SystemReset()`): `-no-reboot` turns it into an exit. Known from the QMP monitor's
+    /// `SHUTDOWN` event (reason `guest-reset`), so only in contained runs; uncontained, such a
+    /// run is `Exited(0)`.
+    Reset,
 }
 
 #[derive(Debug, Clone)]

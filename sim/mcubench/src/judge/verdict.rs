@@ -180,6 +180,8 @@ pub fn judge_run(
     let began = t.records.iter().any(|(_, r)| matches!(r, crate::judge::protocol::Record::Begin { .. }));
     let code = match run.end {
         ProcessEnd::Exited(code) => code,
+        // `-no-reboot` turns a reset into an exit with status 0.
+        ProcessEnd::Reset => 0,
         ProcessEnd::Signalled(sig) => {
             return Verdict::new(
                 Outcome::Fault,
@@ -204,7 +206,12 @@ pub fn judge_run(
         return Verdict::new(Outcome::Fail, format!("{} KAT(s) failed: {}", failed.len(), failed.join("; ")));
     }
     if let Some(rules) = rules {
-        let mut verdict = judge_console(rules, code);
+        let end = match (rules.looped, &run.end) {
+            (Some(pc), _) => End::Loop(pc),
+            (None, ProcessEnd::Reset) => End::Reset,
+            (None, _) => End::Exit(code),
+        };
+        let mut verdict = judge_console(rules, end);
         // Where a failing run ended says where to look (e.g. an `Error_Handler`'s loop).
         if verdict.outcome == Outcome::Fail
             && let Some(pc) = rules.looped
@@ -215,6 +222,12 @@ pub fn judge_run(
     }
     let Some(end) = t.end() else {
         let what = if began { t.last_record_summary() } else { "no `begin` record".into() };
+        if run.end == ProcessEnd::Reset {
+            return Verdict::new(
+                Outcome::NoVerdict,
+                format!("the firmware {} before its `end` record (last: {what})", End::Reset.described()),
+            );
+        }
         return Verdict::new(
             Outcome::NoVerdict,
             format!(
@@ -247,10 +260,33 @@ pub struct Rules<'a> {
     pub looped: Option<u32>,
 }
 
-/// The verdict of a run that ended by itself with exit `code` (or at a loop), from the scenario's
-/// `verdict:` rules: a line that matches a `reject` pattern, an end other than `exit`, an `expect`
-/// pattern that never matched (after the previous one's line, when `ordered`) each fail the run.
-fn judge_console(r: Rules<'_>, code: i32) -> Verdict {
+/// How a run that ended by itself ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Exit(i32),
+    /// At the branch to itself at this address (`verdict.exit: loop`).
+    Loop(u32),
+    /// The firmware asked for a system reset.
+    Reset,
+}
+
+impl End {
+    /// `the firmware …`
+    fn described(self) -> String {
+        match self {
+            End::Exit(code) => format!("exited with code {code}"),
+            End::Loop(_) => "ended in a branch to itself".into(),
+            End::Reset => "reset itself (a system reset request, e.g. `NVIC_SystemReset()`; QEMU runs with \
+                           `-no-reboot`, so the run ended there)"
+                .into(),
+        }
+    }
+}
+
+/// The verdict of a run that ended by itself (`end`), from the scenario's `verdict:` rules: a
+/// line that matches a `reject` pattern, an end other than `exit`, an `expect` pattern that
+/// never matched (after the previous one's line, when `ordered`) each fail the run.
+fn judge_console(r: Rules<'_>, end: End) -> Verdict {
     let lines = console::lines(r.console);
     let tail = || console::tail(r.console, 3);
     for (place, line) in &lines {
@@ -261,25 +297,26 @@ fn judge_console(r: Rules<'_>, code: i32) -> Verdict {
             );
         }
     }
-    match (r.rules.exit, r.looped) {
-        (ExitRule::Loop, Some(_)) => {}
-        (ExitRule::Loop, None) => {
-            return Verdict::new(
-                Outcome::Fail,
-                format!(
-                    "the firmware exited with code {code} instead of ending in a branch to itself (`verdict.exit: \
-                     loop`); {}",
-                    tail()
-                ),
-            );
-        }
-        (ExitRule::Code(want), _) if code != want => {
+    match (r.rules.exit, end) {
+        (ExitRule::Loop, End::Loop(_)) | (ExitRule::Reset, End::Reset) => {}
+        (ExitRule::Code(want), End::Exit(code)) if code == want => {}
+        (ExitRule::Code(want), End::Exit(code)) => {
             return Verdict::new(
                 Outcome::Fail,
                 format!("the firmware exited with code {code}, not {want} (`verdict.exit`); {}", tail()),
             );
         }
-        (ExitRule::Code(_), _) => {}
+        (rule, end) => {
+            let wanted = match rule {
+                ExitRule::Code(code) => format!("exiting with code {code}"),
+                ExitRule::Loop => "ending in a branch to itself".into(),
+                ExitRule::Reset => "resetting".into(),
+            };
+            return Verdict::new(
+                Outcome::Fail,
+                format!("the firmware {} instead of {wanted} (`verdict.exit: {rule}`); {}", end.described(), tail()),
+            );
+        }
     }
     let mut from = 0;
     let mut previous: Option<&str> = None;
@@ -570,8 +607,32 @@ mod tests {
             "{}",
             v.message
         );
+        // A reset is an end of its own.
+        let r = run(ProcessEnd::Reset, "self-test passed\n", "");
+        let streams = console::streams(&r, None);
+        let judged = |rules: &ConsoleRules| {
+            judge_run(
+                &r,
+                Transcript::parse("").as_ref(),
+                Some(Rules { rules, console: &streams, looped: None }),
+                5.0,
+                &|_| String::new(),
+            )
+        };
+        let reset = ConsoleRules { exit: ExitRule::Reset, ..rules.clone() };
+        assert_eq!(judged(&reset), Verdict::new(Outcome::Pass, ""));
+        let v = judged(&rules);
+        assert!(v.message.starts_with("the firmware reset itself (a system reset request"), "{}", v.message);
+        assert!(
+            v.message.contains(") instead of ending in a branch to itself (`verdict.exit: loop`)"),
+            "{}",
+            v.message
+        );
+        let v = ended(3, None, "self-test passed\n", &reset);
+        assert!(v.message.starts_with("the firmware exited with code 3 instead of resetting"), "{}", v.message);
+        assert_eq!(ExitRule::parse("reset"), Ok(ExitRule::Reset));
         assert_eq!(ExitRule::parse("loop"), Ok(ExitRule::Loop));
         assert_eq!(ExitRule::parse("-2"), Ok(ExitRule::Code(-2)));
-        assert!(ExitRule::parse("spin").unwrap_err().contains("neither an exit code (a number) nor `loop`"));
+        assert!(ExitRule::parse("spin").unwrap_err().starts_with("`spin` is not an exit code (a number), `loop` (the"));
     }
 }

@@ -47,15 +47,27 @@ impl Monitor {
     }
 }
 
-/// Runs the QMP conversation, sets `guest_started` just before `cont` and `running` once QEMU
-/// has answered it, then reads QMP messages until QEMU closes the socket, so that a reset
-/// loop's events cannot fill it: events are dropped, replies to commands with an `id` go to
-/// `replies` ([`core_state`] waits for them, and is asked only once `running` is set: before
-/// that, its commands would cross the negotiation). An error means QEMU closed the link or
-/// answered unexpectedly before the guest ran.
+/// What the QMP conversation learnt, for the runner's other threads.
+#[derive(Default)]
+pub(super) struct Progress {
+    /// Set just before `cont`.
+    pub guest_started: AtomicBool,
+    /// Set once QEMU has answered `cont`: the guest runs, the monitor takes commands.
+    pub running: AtomicBool,
+    /// QEMU shut down because the firmware asked for a system reset (event `SHUTDOWN`, reason
+    /// `guest-reset`, under `-no-reboot`).
+    pub reset: AtomicBool,
+}
+
+/// Runs the QMP conversation (setting `progress` as it goes), then reads QMP messages until QEMU
+/// closes the socket, so that a reset loop's events cannot fill it: events are dropped but for
+/// a reset's `SHUTDOWN`, replies to commands with an `id` go to `replies` ([`core_state`] waits
+/// for them, and is asked only once the guest runs: before that, its commands would cross the
+/// negotiation). An error means QEMU closed the link or answered unexpectedly before the guest
+/// ran.
 pub(super) fn start_guest(
     stream: UnixStream,
-    (guest_started, running): (&AtomicBool, &AtomicBool),
+    progress: &Progress,
     replies: &Sender<serde_json::Value>,
 ) -> Result<(), String> {
     let writer = stream.try_clone().map_err(|e| format!("QMP socket: {e}"))?;
@@ -63,13 +75,15 @@ pub(super) fn start_guest(
     monitor.expect("QMP", "its greeting")?;
     monitor.execute("qmp_capabilities")?;
     monitor.expect("return", "qmp_capabilities")?;
-    guest_started.store(true, Ordering::SeqCst);
+    progress.guest_started.store(true, Ordering::SeqCst);
     monitor.execute("cont")?;
     monitor.expect("return", "cont")?;
-    running.store(true, Ordering::SeqCst);
+    progress.running.store(true, Ordering::SeqCst);
     while let Ok(Some(message)) = monitor.next() {
         if message.get("id").is_some() {
             let _ = replies.send(message);
+        } else if message["event"] == "SHUTDOWN" && message["data"]["reason"] == "guest-reset" {
+            progress.reset.store(true, Ordering::SeqCst);
         }
     }
     Ok(())
