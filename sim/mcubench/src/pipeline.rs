@@ -417,7 +417,7 @@ fn measure_cell(
     if verdict.outcome == Outcome::Timeout
         && let Some(decoder) = &decoder
     {
-        let readers = crate::analyze::cycle_counter::readers(&image, decoder);
+        let readers = crate::analyze::debug_units::cycle_counter_readers(&image, decoder);
         let hung_in = stopped.as_ref().map(|s| image.symbolize(u64::from(s.pc)).map(|(f, _)| f));
         let waiting = match &hung_in {
             None => !readers.is_empty(),
@@ -428,6 +428,21 @@ fn measure_cell(
                 "; the firmware reads the DWT cycle counter (in {}), which stays 0 under QEMU, so a wait on it \
                  never ends (see the guide's \"Firmware that times itself with the DWT cycle counter\")",
                 readers.join(", ")
+            ));
+        }
+    }
+    // A console through the ITM (printf over SWO) stays empty here: say so when a run that did
+    // not pass uses it.
+    if matches!(verdict.outcome, Outcome::Fail | Outcome::NoVerdict | Outcome::Timeout)
+        && let Some(decoder) = &decoder
+    {
+        let users = crate::analyze::debug_units::itm_users(&image, decoder);
+        if !users.is_empty() {
+            verdict.message.push_str(&format!(
+                "; the firmware uses the ITM (in {}), which QEMU does not model: its enable registers read 0, so \
+                 what it prints there (printf over SWO) never arrives; print through a UART or semihosting in \
+                 builds for QEMU",
+                users.join(", ")
             ));
         }
     }

@@ -641,7 +641,7 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     assert!(message.contains("; when the time ran out the core was in delay_cycles; "), "{message}");
     let image = mcubench_elf::ElfImage::read(&common::c_firmware("cyccnt")).unwrap();
     let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
-    assert_eq!(mcubench::analyze::cycle_counter::readers(&image, &decoder), ["bench_crc32", "poll"]);
+    assert_eq!(mcubench::analyze::debug_units::cycle_counter_readers(&image, &decoder), ["bench_crc32", "poll"]);
 }
 
 /// Firmware that ends in a system reset (`NVIC_SystemReset()`, as a bootloader does after an
@@ -680,6 +680,36 @@ fn firmware_that_ends_in_a_system_reset_passes_with_exit_reset_only() {
         message.starts_with("the firmware exited with code 0 instead of resetting (`verdict.exit: reset`)"),
         "{raw}"
     );
+}
+
+/// printf through the ITM (SWV, as STM32CubeIDE's examples retarget it) prints nothing under
+/// QEMU, which does not model the ITM: a run whose console rules then fail says why, naming the
+/// function that uses it (found in the code), and where the run ended.
+#[test]
+fn a_console_through_the_itm_fails_saying_qemu_does_not_model_it() {
+    let yaml = format!(
+        "name: itm\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: loop, expect: ['^self-test passed'] }}\n",
+        common::c_firmware("newlib-itm-mps2").display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(1), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "fail", "{raw}");
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    assert!(message.starts_with("no console line matched the `expect` pattern `^self-test passed`; the firmware printed nothing; the run ended at the loop at pc=0x"), "{message}");
+    assert!(
+        message.ends_with(
+            "(_exit+0x0); the firmware uses the ITM (in _write), which QEMU does not model: its enable registers read \
+             0, so what it prints there (printf over SWO) never arrives; print through a UART or semihosting in \
+             builds for QEMU"
+        ),
+        "{message}"
+    );
+    // The UART build of the same program does not use it.
+    let image = mcubench_elf::ElfImage::read(&common::c_firmware("newlib-uart-mps2")).unwrap();
+    let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
+    assert!(mcubench::analyze::debug_units::itm_users(&image, &decoder).is_empty());
 }
 
 /// Vendor start-up code waits for the crystal (`RCC_CR.HSERDY`) before anything else, which

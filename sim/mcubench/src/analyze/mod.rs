@@ -2,7 +2,7 @@
 //! ([`stack`]), whether the ELF fits a board's memory map ([`check_fits`]), and the toolchain that
 //! produced the ELF. The memory report itself lives in `mcubench-elf`.
 
-pub mod cycle_counter;
+pub mod debug_units;
 pub mod stack;
 pub mod table;
 

@@ -60,8 +60,9 @@ pub fn judge(
     symbolize: &dyn Fn(u32) -> String,
 ) -> Verdict {
     if let Some(e) = &execution.start_error {
-        // The time ran out while QEMU was still starting: the limit is too short, not the set-up wrong.
-        if execution.run.end == ProcessEnd::TimedOut {
+        // A limit under a second ran out while QEMU was still starting (it takes tens to hundreds
+        // of milliseconds): the limit is too short. A QEMU that takes longer is stuck: set-up.
+        if execution.run.end == ProcessEnd::TimedOut && timeout_secs < 1.0 {
             return Verdict::new(
                 Outcome::Timeout,
                 format!(
