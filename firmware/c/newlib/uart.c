@@ -1,5 +1,6 @@
 /* Console on the board's UART instead of semihosting: newlib's _write retargeted to a polled UART
- * (what most firmware does), and exit through semihosting SYS_EXIT so that the run ends. With
+ * (what most firmware does), or to the ITM, and exit through semihosting SYS_EXIT so that the run
+ * ends. With
  * -DEXIT_NOSYS, exit is libnosys's `_exit`, a branch to itself, as on a board (mcubench's
  * `verdict.exit: loop` ends the run there); with -DEXIT_RESET, a system reset (`exit: reset`).
  * Link with --specs=nano.specs --specs=nosys.specs.
@@ -7,6 +8,8 @@
  * One of, at compile time:
  *   -DUART_CMSDK=0x40004000  Arm CMSDK APB UART (MPS2 boards: UART0 at 0x40004000)
  *   -DUART_STM32=0x40011000  STM32F2/F4 USART (netduinoplus2: USART1 at 0x40011000)
+ *   -DCONSOLE_ITM            the ITM's stimulus port 0, as STM32CubeIDE's SWV printf examples
+ *                            retarget it (QEMU does not model the ITM: nothing is sent)
  * QEMU connects UART n of both machines to its n-th serial port (-serial ..., serial0 first). */
 #include <errno.h>
 #include <stdint.h>
@@ -41,8 +44,20 @@ static void uart_putc(char c)
     while (!(REG(UART_STM32, 0x00) & (1u << 7))) {} /* TXE */
     REG(UART_STM32, 0x04) = (uint8_t)c;
 }
+#elif defined(CONSOLE_ITM)
+/* ITM (ARMv7-M ARM C1.7): stimulus port 0 at 0xE0000000, TER 0xE0000E00, TCR 0xE0000E80. As
+ * CMSIS's ITM_SendChar: a character goes out only when the ITM (TCR bit 0) and port 0 (TER bit
+ * 0) are enabled, which the debugger does on a board; under QEMU both read 0. */
+static void uart_init(void) {}
+static void uart_putc(char c)
+{
+    if ((REG(0xE0000000u, 0xE80) & 1u) != 0 && (REG(0xE0000000u, 0xE00) & 1u) != 0) {
+        while (REG(0xE0000000u, 0) == 0) {}
+        *(volatile uint8_t *)0xE0000000u = (uint8_t)c;
+    }
+}
 #else
-#error "build with -DUART_CMSDK=<base> or -DUART_STM32=<base>"
+#error "build with -DUART_CMSDK=<base>, -DUART_STM32=<base> or -DCONSOLE_ITM"
 #endif
 
 static int uart_ready;
