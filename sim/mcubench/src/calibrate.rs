@@ -23,6 +23,7 @@ use serde::Deserialize;
 
 use crate::config::board::Board;
 use crate::config::regions::RegionSpec;
+use crate::config::rules::ExitRule;
 use crate::config::scenario::Scenario;
 use crate::config::timing::{CycleModel, FlashSettings, ModelSettings, ProfileName, TimingProfile};
 use crate::exec::scratch::ScratchDir;
@@ -153,6 +154,9 @@ pub struct Row {
     pub measured: Measured,
     /// Cycles read on the board (DWT CYCCNT).
     pub cycles: u64,
+    /// How an `elf` row's run ends (`exit: loop` for firmware built for a board); `None`: by
+    /// exiting 0, or as the protocol says.
+    pub exit: Option<ExitRule>,
 }
 
 impl Row {
@@ -205,6 +209,7 @@ struct RawRow {
     region: Option<String>,
     reads: Option<[String; 2]>,
     cycles: u64,
+    exit: Option<ExitRule>,
 }
 
 /// The header a CSV file starts with.
@@ -252,6 +257,11 @@ impl Calibration {
         for (i, r) in raw.rows.into_iter().enumerate() {
             let at = format!("{}: rows[{i}]", path.display());
             let source = match (r.scenario, r.elf) {
+                (Some(_), None) if r.exit.is_some() => {
+                    return Err(Error::Input(format!(
+                        "{at}: `exit` is for `elf` rows; a scenario says how its run ends in `verdict.exit`"
+                    )));
+                }
                 (Some(s), None) => Source::Scenario(base.join(s)),
                 (None, Some(e)) => Source::Elf(base.join(e)),
                 _ => return Err(Error::Input(format!("{at}: give exactly one of `scenario` or `elf`"))),
@@ -262,7 +272,8 @@ impl Calibration {
                 (None, None, Some([a, b])) => Measured::Reads(a, b),
                 _ => return Err(Error::Input(format!("{at}: give exactly one of `kat`, `region` or `reads`"))),
             };
-            rows.push(Row { at, source, board: r.board, profile: r.profile, measured, cycles: r.cycles });
+            let (board, profile, cycles, exit) = (r.board, r.profile, r.cycles, r.exit);
+            rows.push(Row { at, source, board, profile, measured, cycles, exit });
         }
         let free = raw
             .free
@@ -329,6 +340,7 @@ impl Calibration {
                 profile: (!f[2].is_empty()).then(|| f[2].to_string()),
                 measured,
                 cycles,
+                exit: None,
             });
         }
         if !header {
@@ -884,10 +896,15 @@ fn cell_scenario(c: &Calibration, row: &Row) -> Result<(Scenario, &'static Board
             let elf = serde_json::to_string(&path.to_string_lossy()).expect("a string serializes");
             // Firmware without mcubench's region markers does not speak the result protocol (no
             // `end` record): it passes by exiting 0, as `run --elf --exit-code 0` judges it (its
-            // KAT records, if it writes any, are still checked). Rules beyond that: a scenario row.
+            // KAT records, if it writes any, are still checked), or as the row's `exit` says (a
+            // board's firmware ends in a loop). Rules beyond that: a scenario row.
             let plain = mcubench_elf::ElfImage::read(&path)
                 .is_ok_and(|image| crate::exec::plugin::find_markers(&image).is_ok_and(|m| m.is_none()));
-            let verdict = if plain { "verdict: { exit: 0 }\n" } else { "" };
+            let verdict = match row.exit {
+                Some(exit) => format!("verdict: {{ exit: {exit} }}\n"),
+                None if plain => "verdict: { exit: 0 }\n".to_string(),
+                None => String::new(),
+            };
             let yaml = format!("name: calibrate\nfirmware: {{ elf: {elf} }}\nboards: [{}]\n{verdict}", board.name);
             let s = Scenario::from_yaml(&c.file, &yaml).map_err(|e| Error::Input(format!("{}: {e}", row.at)))?;
             (s, board)
@@ -1039,6 +1056,7 @@ mod tests {
             profile: None,
             measured: Measured::Region("f".into()),
             cycles: 100,
+            exit: None,
         };
         let fitted = |values: Vec<u32>| {
             Fitted {

@@ -98,6 +98,47 @@ fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regi
     assert!(text.contains(&format!("fitted: {param}={value}")), "{text}");
 }
 
+/// An `elf` row of firmware built for a board, which ends in a loop on itself (libnosys's
+/// `_exit`), says so with `exit: loop`: the run ends there instead of timing out. The rows are
+/// its function regions on the "board" (refill 2), and the fit recovers the refill. `exit` on a
+/// scenario row is refused: the scenario's `verdict.exit` says it.
+#[test]
+fn an_elf_row_of_board_firmware_ends_at_its_loop() {
+    let elf = common::c_firmware("newlib-board-mps2");
+    let yaml = format!(
+        "name: t\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nverdict: {{ exit: loop }}\n\
+         model: {{ branch-refill: 2 }}\nregions: [crc32, check]\n",
+        elf.display()
+    );
+    let cell = common::only_cell(common::run(&common::scenario(&yaml)));
+    assert!(cell.loop_end.is_some(), "{}", cell.verdict.message);
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::from("free: [branch-refill]\nrows:\n");
+    for r in &cell.regions {
+        let mean = r.cycles.as_ref().unwrap().total / r.calls;
+        rows.push_str(&format!(
+            "  - {{ elf: {}, exit: loop, board: mps2-an386, region: {}, cycles: {mean} }}\n",
+            elf.display(),
+            r.name
+        ));
+    }
+    let path = dir.path().join("rows.yaml");
+    std::fs::write(&path, &rows).unwrap();
+    let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("fitted: branch-refill=2"), "{text}");
+    std::fs::write(&path, "rows:\n  - { scenario: s.yaml, exit: loop, board: mps2-an386, region: crc32, cycles: 9 }\n")
+        .unwrap();
+    let out = common::mcubench().arg("calibrate").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rows[0]: `exit` is for `elf` rows; a scenario says how its run ends in `verdict.exit`"),
+        "{err}"
+    );
+}
+
 /// A board benchmark that times its code with the DWT cycle counter (firmware/c/cyccnt): the
 /// figures it would print on the board are the rows, named by the reads as the run report names
 /// them (`reads: [bench_crc32+0x12, bench_crc32+0x18]`), and calibrating recovers the refill the
