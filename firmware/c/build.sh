@@ -186,8 +186,11 @@ echo "built $OUT/clock-wait.elf"
     -o "$OUT/tick-wait.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
 echo "built $OUT/tick-wait.elf"
 # fault: calls through a function pointer without its Thumb bit; the start-up's fault handler loops.
+# fault-printing: its own HardFault_Handler prints a line, then loops.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/fault/main.c" -o "$OUT/fault.elf"
-echo "built $OUT/fault.elf"
+"$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DPRINTING_HANDLER "$HERE/newlib/startup.c" "$HERE/fault/main.c" \
+    -o "$OUT/fault-printing.elf"
+echo "built $OUT/fault.elf $OUT/fault-printing.elf"
 
 # kat-float: single-precision KATs built for hard float (-mfloat-abi=hard, VFP instructions and
 # the hard-float calling convention) on mps2-an386 (Cortex-M4F); kat-crc32/startup.c enables the

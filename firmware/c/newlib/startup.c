@@ -52,13 +52,16 @@ __attribute__((noreturn)) void Default_Handler(void)
     for (;;) {}
 }
 
+/* As vendors' start-up files have it: a program may define its own HardFault_Handler. */
+__attribute__((noreturn, weak, alias("Default_Handler"))) void HardFault_Handler(void);
+
 typedef void (*vector)(void);
 
 __attribute__((section(".vector_table"), used)) const vector vector_table[16] = {
     (vector)__stack_top, /* initial SP */
     Reset_Handler,
     Default_Handler, /* NMI */
-    Default_Handler, /* HardFault */
+    HardFault_Handler,
     Default_Handler, /* MemManage */
     Default_Handler, /* BusFault */
     Default_Handler, /* UsageFault */

@@ -535,6 +535,22 @@ fn a_fault_in_a_looping_handler_is_the_fault_with_its_cause_not_a_timeout() {
     );
     let m3 = message("mps2-an385");
     assert!(m3.contains("(strlen+0x") && m3.contains("UsageFault: UNDEFINSTR"), "{m3}");
+
+    // A HardFault_Handler of the program's own prints a line (pushing LR, then EXC_RETURN,
+    // first) and loops: the frame is above what it pushed, found by its frame at the stop.
+    let yaml = yaml.replace("fault.elf", "fault-printing.elf").replace("mps2-an386, mps2-an385", "mps2-an386");
+    let (_dir, s) = scenario_file(&yaml);
+    let (_, json, raw) = run_json(&s, &[]);
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "fault", "{raw}");
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    assert!(message.starts_with("HardFault at pc=0x") && message.contains(" (twice+0x0), lr=0x"), "{message}");
+    assert!(
+        message.contains("the core was in its HardFault handler at pc=0x")
+            && message.contains(" (HardFault_Handler+0x"),
+        "{message}"
+    );
+    assert!(console_text(cell).contains("HardFault!"), "{raw}");
 }
 
 /// Firmware built for a board has no semihosting: its `exit` (libnosys's `_exit`) is a branch to

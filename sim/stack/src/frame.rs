@@ -275,6 +275,14 @@ fn writes_flags(i: &Insn) -> bool {
         && !base.starts_with("vstm")
 }
 
+/// Bytes of `f`'s frame in use just before the instruction at `addr` (entry SP minus SP there),
+/// when every path that reaches it agrees: where a fault handler that pushed registers first
+/// stopped, the exception frame lies that far above SP.
+pub fn depth_at(image: &ElfImage, f: &Function, source: &dyn InsnSource, addr: u32) -> Option<u32> {
+    let fmap = FunctionMap::new(image);
+    function_stack(image, &fmap, f, source, &[addr]).entry_depths.first().map(|&(_, depth)| depth)
+}
+
 /// [`const_def`] for callers that track constants only: the register `insn` sets to a constant
 /// and its value, given the constants `known` before it (e.g. the DWT reader scan of `mcubench`).
 pub fn constant_set(image: &ElfImage, insn: &Insn, known: &[Option<u32>; 16]) -> Option<(Reg, u32)> {

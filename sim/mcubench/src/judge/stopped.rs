@@ -11,10 +11,11 @@
 //! exception stacks: R0–R3, R12, LR, the return address, xPSR, upwards from SP), B1.5.8
 //! (EXC_RETURN bit 2: 0 returns to the main stack); ARMv8-M (ARM DDI 0553) adds 7, SecureFault.
 //!
-//! Limits: the frame is read at the current SP, so it is the faulting code's only when the
-//! handler has pushed nothing: when the core stopped at the handler's first instruction, a
-//! branch to itself (`b .`), and EXC_RETURN names the main stack, the stack SP is then. Otherwise
-//! the faulting instruction is not named. ARMv6-M has no fault status registers (they read 0).
+//! Limits: the frame is read at SP when the core stopped at the handler's first instruction, a
+//! branch to itself (`b .`), or above what a vector-table handler pushed, by its frame at the
+//! stopped PC (the stack analyzer's `depth_at`), with EXC_RETURN in the word below it; and only
+//! when EXC_RETURN names the main stack, the stack SP is then. Otherwise the faulting instruction
+//! is not named. ARMv6-M has no fault status registers (they read 0).
 
 use std::collections::BTreeMap;
 
@@ -33,8 +34,8 @@ pub struct CoreState {
     pub xpsr: u32,
     /// CFSR and HFSR (0xE000ED28, 0xE000ED2C), when the monitor could read them.
     pub fault_status: Option<(u32, u32)>,
-    /// The eight words at SP.
-    pub at_sp: Option<[u32; 8]>,
+    /// The words from SP up (up to 64, as many as the monitor gave in a row).
+    pub stack: Vec<u32>,
     /// R0 to R12.
     pub regs: [Option<u32>; 13],
     /// The CPU's memory map, from `info mtree -f` (empty without it).
@@ -120,10 +121,9 @@ impl CoreState {
         }
         let word = |a: u32| words.get(&a).copied();
         let fault_status = word(0xE000_ED28).zip(word(0xE000_ED2C));
-        let at_sp: Option<Vec<u32>> = (0..8).map(|i| word(sp.wrapping_add(4 * i))).collect();
-        let at_sp = at_sp.map(|v| std::array::from_fn(|i| v[i]));
+        let stack = (0..64).map_while(|i| word(sp.wrapping_add(4 * i))).collect();
         let regs = std::array::from_fn(|i| register(&format!("R{i:02}=")));
-        Some(CoreState { pc, sp, lr, xpsr, fault_status, at_sp, regs, map: cpu_map(text) })
+        Some(CoreState { pc, sp, lr, xpsr, fault_status, stack, regs, map: cpu_map(text) })
     }
 
     /// The range of the memory map holding `addr`, the highest priority first.
@@ -142,13 +142,18 @@ impl CoreState {
         (3..=7).contains(&self.exception())
     }
 
-    /// The stacked return address and LR of the faulting code, when the frame is the one at SP
-    /// (see the limits above); `looping_at_entry`: the core stopped at the first instruction of
-    /// its handler, a branch to itself.
-    pub fn faulting(&self, looping_at_entry: bool) -> Option<(u32, u32)> {
-        let main_stack = self.lr >> 28 == 0xf && self.lr & 0x4 == 0;
-        let frame = self.at_sp?;
-        (self.in_fault_handler() && looping_at_entry && main_stack).then_some((frame[6], frame[5]))
+    /// The stacked return address and LR of the faulting code, from the exception frame
+    /// `depth` bytes above SP (what the handler pushed before the core stopped: 0 at its first
+    /// instruction), when the frame is on the main stack: EXC_RETURN bit 2 clear, EXC_RETURN
+    /// being LR at the handler's first instruction, and once it pushed registers the word
+    /// below the frame, where a prologue's `push {…, lr}` puts LR (AAPCS: the highest register
+    /// at the highest address).
+    pub fn faulting(&self, depth: Option<u32>) -> Option<(u32, u32)> {
+        let at = usize::try_from(depth? / 4).ok()?;
+        let exc_return = if at == 0 { self.lr } else { *self.stack.get(at - 1)? };
+        let main_stack = exc_return >> 28 == 0xf && exc_return & 0x4 == 0;
+        let frame = self.stack.get(at..at + 8)?;
+        (self.in_fault_handler() && main_stack).then_some((frame[6], frame[5]))
     }
 }
 
@@ -202,9 +207,20 @@ pub fn judge(
         );
     }
     let name = exception_name(s.exception());
-    // A handler stopped at its first instruction, a branch to itself.
-    let looping_at_entry = on_itself && function.is_some_and(|(_, off)| off == 0);
-    let origin = match s.faulting(looping_at_entry) {
+    // Where the exception frame is: at SP when the handler stopped at its first instruction (a
+    // branch to itself); in a handler of the vector table that pushed registers first (to print
+    // something, say), above them, by its frame at the stopped PC.
+    let depth = if on_itself && function.is_some_and(|(_, off)| off == 0) {
+        Some(0)
+    } else {
+        let map = FunctionMap::new(image);
+        let handlers = crate::exec::plugin::exception_handlers(image);
+        map.containing(s.pc)
+            .filter(|f| handlers.binary_search(&f.start).is_ok())
+            .zip(decoder)
+            .and_then(|(f, d)| mcubench_stack::frame::depth_at(image, f, d, s.pc))
+    };
+    let origin = match s.faulting(depth) {
         Some((pc, lr)) => format!(" at pc=0x{pc:08x} ({}), lr=0x{lr:08x}", symbolize(pc)),
         None => String::new(),
     };
@@ -217,7 +233,7 @@ pub fn judge(
         format!(
             "{name}{origin}{status}; the core was in its {name} handler {at} when the time ran out \
              ({}), so the run never ended",
-            if looping_at_entry { "a handler that loops" } else { "a handler that did not return" }
+            if on_itself { "a handler that loops" } else { "a handler that did not return" }
         ),
     )
 }
@@ -376,12 +392,26 @@ mod tests {
         assert_eq!((s.pc, s.sp, s.lr, s.exception()), (0x40, 0x203f_ff00, 0xffff_fff9, 3));
         assert_eq!(s.fault_status, Some((0x0001_0000, 0x4000_0000)));
         assert!(s.in_fault_handler());
-        assert_eq!(s.faulting(true), Some((0x134, 0xf1)));
-        // Not stopped on a `b .` at the handler's entry: the frame may not be at SP.
-        assert_eq!(s.faulting(false), None);
+        assert_eq!(s.faulting(Some(0)), Some((0x134, 0xf1)));
+        // Where the frame is, unknown: no faulting instruction.
+        assert_eq!(s.faulting(None), None);
+        // 8 bytes up, below which no EXC_RETURN was pushed: no frame there.
+        assert_eq!(s.faulting(Some(8)), None);
+        // A handler that pushed {r3, lr} (LR then EXC_RETURN) and called a function: the frame
+        // above the two words, LR clobbered by the call.
+        let pushed = CoreState {
+            lr: 0x0000_00b5,
+            stack: [&[0x2000_0000, 0xffff_fff9][..], &s.stack].concat(),
+            sp: s.sp - 8,
+            ..s.clone()
+        };
+        assert_eq!(pushed.faulting(Some(8)), Some((0x134, 0xf1)));
+        assert_eq!(pushed.faulting(Some(0)), None);
+        let on_psp = CoreState { stack: [&[0x2000_0000, 0xffff_fffd][..], &s.stack].concat(), ..pushed.clone() };
+        assert_eq!(on_psp.faulting(Some(8)), None);
         // A frame on the process stack (EXC_RETURN bit 2) is not at SP either.
         let psp = CoreState { lr: 0xffff_fffd, ..s.clone() };
-        assert_eq!(psp.faulting(true), None);
+        assert_eq!(psp.faulting(Some(0)), None);
         assert_eq!(exception_name(s.exception()), "HardFault");
     }
 
@@ -409,9 +439,9 @@ mod tests {
     fn thread_mode_and_missing_parts() {
         let text = "R13=20001000 R14=00000101 R15=00000200\nXPSR=61000000 -ZC- T thread\n";
         let s = CoreState::parse(text).unwrap();
-        assert_eq!((s.exception(), s.fault_status, s.at_sp), (0, None, None));
+        assert_eq!((s.exception(), s.fault_status, s.stack.len()), (0, None, 0));
         assert!(!s.in_fault_handler());
-        assert_eq!(s.faulting(true), None);
+        assert_eq!(s.faulting(Some(0)), None);
         assert_eq!(exception_name(31), "IRQ 15");
         assert_eq!(CoreState::parse("no registers here"), None);
     }

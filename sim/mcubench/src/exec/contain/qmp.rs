@@ -90,8 +90,8 @@ pub(super) fn start_guest(
 }
 
 /// At a timeout: stops the CPU, then asks the human monitor for the registers (`info
-/// registers`), the fault status registers CFSR and HFSR (`x /2wx 0xe000ed28`), the eight
-/// words at SP, where an exception stacks its frame (`x /8wx <SP>`), and the memory map (`info
+/// registers`), the fault status registers CFSR and HFSR (`x /2wx 0xe000ed28`), the 64
+/// words from SP, where an exception stacks its frame (`x /64wx <SP>`), and the memory map (`info
 /// mtree -f`); their text, one after the
 /// other, or `None` when QEMU does not answer within a second (the guest never started, QEMU
 /// is gone).
@@ -114,8 +114,9 @@ pub(super) fn core_state(mut writer: UnixStream, replies: &Receiver<serde_json::
     let status = ask(3, "human-monitor-command", Some("x /2wx 0xe000ed28")).unwrap_or_default();
     let sp =
         registers.split_whitespace().find_map(|w| w.strip_prefix("R13=")).and_then(|h| u32::from_str_radix(h, 16).ok());
+    // 64 words: the exception frame is at SP, or above what a handler pushed before it looped.
     let frame =
-        sp.and_then(|sp| ask(4, "human-monitor-command", Some(&format!("x /8wx 0x{sp:08x}")))).unwrap_or_default();
+        sp.and_then(|sp| ask(4, "human-monitor-command", Some(&format!("x /64wx 0x{sp:08x}")))).unwrap_or_default();
     // The memory map as this QEMU models the board: which devices it has, which it leaves out.
     let map = ask(5, "human-monitor-command", Some("info mtree -f")).unwrap_or_default();
     Some(format!("{registers}\n{status}\n{frame}\n{map}"))
