@@ -184,7 +184,11 @@ echo "built $OUT/clock-wait.elf"
     -nostartfiles --specs=nano.specs --specs=nosys.specs -T "$HERE/link.ld" -L "$LINKER/netduinoplus2" -Wl,--gc-sections \
     -DUART_STM32=0x40011000 "$HERE/newlib/uart.c" "$HERE/tick-wait/main.c" \
     -o "$OUT/tick-wait.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
-echo "built $OUT/tick-wait.elf"
+"$CC" -mcpu=cortex-m4 -mthumb -O2 -g -std=gnu11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections \
+    -nostartfiles --specs=nano.specs --specs=nosys.specs -T "$HERE/link.ld" -L "$LINKER/netduinoplus2" -Wl,--gc-sections \
+    -DUART_STM32=0x40011000 -DSLEEP "$HERE/newlib/uart.c" "$HERE/tick-wait/main.c" \
+    -o "$OUT/tick-wait-sleep.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
+echo "built $OUT/tick-wait.elf $OUT/tick-wait-sleep.elf"
 # fault: calls through a function pointer without its Thumb bit; the start-up's fault handler loops.
 # fault-printing: its own HardFault_Handler prints a line, then loops.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/fault/main.c" -o "$OUT/fault.elf"

@@ -3,7 +3,8 @@
  * 1 kHz, its update interrupt increments `ticks`, and `delay_ms` waits for it. On the part the
  * delay ends after 10 ms; QEMU's netduinoplus2 has no TIM6 (QEMU 7.2 and 10 leave it out), so the
  * interrupt never comes and the delay never ends: mcubench's timeout names the variable the wait
- * reads (through `get_tick`) and says what may set it. Own vector table (TIM6_DAC is IRQ 54),
+ * reads (through `get_tick`) and says what may set it; with -DSLEEP the delay sleeps in WFI
+ * between ticks, and the core sleeps for ever. Own vector table (TIM6_DAC is IRQ 54),
  * printf on USART1 (firmware/c/newlib/uart.c); built for netduinoplus2 by firmware/c/build.sh. */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +34,11 @@ __attribute__((noinline)) static uint32_t get_tick(void) { return ticks; }
 static void delay_ms(uint32_t ms)
 {
     uint32_t start = get_tick();
-    while (get_tick() - start < ms) {}
+    while (get_tick() - start < ms) {
+#ifdef SLEEP
+        __asm__ volatile("wfi"); /* sleep until the next interrupt, as low-power delays do */
+#endif
+    }
 }
 
 static void timebase_init(void)

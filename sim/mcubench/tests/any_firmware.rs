@@ -791,6 +791,14 @@ fn a_wait_on_an_interrupt_that_never_comes_names_the_variable() {
         "{message}"
     );
     assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:?}");
+    // The same delay sleeping in WFI between ticks: the core sleeps for ever, and says so.
+    let (_dir, s) = scenario_file(&yaml.replace("tick-wait.elf", "tick-wait-sleep.elf"));
+    let (_, json, raw) = run_json(&s, &[]);
+    let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("; when the time ran out the core was in main, asleep in WFI (waiting for an interrupt); the loop it was in reads `ticks`"),
+        "{raw}"
+    );
 }
 
 #[test]

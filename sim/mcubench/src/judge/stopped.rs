@@ -184,6 +184,14 @@ pub fn judge(
             0 => String::new(),
             n => format!(", handling {}", exception_name(n)),
         };
+        // A WFI leaves PC after itself while the core sleeps.
+        let wfi =
+            |len: u32, bytes: &[u8]| image.bytes_at(u64::from(s.pc.wrapping_sub(len)), u64::from(len)) == Some(bytes);
+        let asleep = if wfi(2, &[0x30, 0xbf]) || wfi(4, &[0xaf, 0xf3, 0x03, 0x80]) {
+            ", asleep in WFI (waiting for an interrupt)"
+        } else {
+            ""
+        };
         // A loop on itself in thread mode is how firmware for a board ends; a loop that reads a
         // device waits for something QEMU's model of it may never do.
         let mut at = at;
@@ -203,7 +211,7 @@ pub fn judge(
         };
         return Verdict::new(
             Outcome::Timeout,
-            format!("{}; when the time ran out the core was {at}{exception}{hint}", timeout.message),
+            format!("{}; when the time ran out the core was {at}{asleep}{exception}{hint}", timeout.message),
         );
     }
     let name = exception_name(s.exception());
