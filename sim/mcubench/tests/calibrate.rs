@@ -19,6 +19,34 @@ fn measured(elf: &str, model: &str) -> Vec<(String, u64)> {
     cell.kats.iter().map(|k| (k.id.clone(), k.cycles.unwrap())).collect()
 }
 
+/// One `elf` row per function region of `cell` (its mean cycles per call), each with `extra`
+/// keys (`exit: loop, `).
+fn region_rows(cell: &mcubench::report::CellReport, elf: &std::path::Path, board: &str, extra: &str) -> String {
+    let mut rows = String::new();
+    for r in &cell.regions {
+        assert!(r.calls > 0, "{} was called", r.name);
+        let mean = r.cycles.as_ref().unwrap().total / r.calls;
+        rows.push_str(&format!(
+            "  - {{ elf: {}, {extra}board: {board}, region: {}, cycles: {mean} }}\n",
+            elf.display(),
+            r.name
+        ));
+    }
+    rows
+}
+
+/// `mcubench calibrate --jobs 2` on `rows` (a YAML file's text): its output, which must be a
+/// success.
+fn calibrate(rows: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.yaml");
+    std::fs::write(&path, rows).unwrap();
+    let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    text
+}
+
 #[test]
 fn calibrate_recovers_the_parameters_the_rows_were_made_with() {
     let dir = tempfile::tempdir().unwrap();
@@ -79,22 +107,7 @@ fn an_elf_row_of_firmware_without_the_protocol_calibrates_from_its_function_regi
         elf.display()
     );
     let cell = common::only_cell(common::run(&common::scenario(&yaml)));
-    let dir = tempfile::tempdir().unwrap();
-    let mut rows = format!("free: [{param}]\nrows:\n");
-    for r in &cell.regions {
-        assert!(r.calls > 0, "{} was called", r.name);
-        let mean = r.cycles.as_ref().unwrap().total / r.calls;
-        rows.push_str(&format!(
-            "  - {{ elf: {}, board: {board}, region: {}, cycles: {mean} }}\n",
-            elf.display(),
-            r.name
-        ));
-    }
-    let path = dir.path().join("rows.yaml");
-    std::fs::write(&path, &rows).unwrap();
-    let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = calibrate(&format!("free: [{param}]\nrows:\n{}", region_rows(&cell, &elf, board, "")));
     assert!(text.contains(&format!("fitted: {param}={value}")), "{text}");
 }
 
@@ -112,22 +125,11 @@ fn an_elf_row_of_board_firmware_ends_at_its_loop() {
     );
     let cell = common::only_cell(common::run(&common::scenario(&yaml)));
     assert!(cell.loop_end.is_some(), "{}", cell.verdict.message);
-    let dir = tempfile::tempdir().unwrap();
-    let mut rows = String::from("free: [branch-refill]\nrows:\n");
-    for r in &cell.regions {
-        let mean = r.cycles.as_ref().unwrap().total / r.calls;
-        rows.push_str(&format!(
-            "  - {{ elf: {}, exit: loop, board: mps2-an386, region: {}, cycles: {mean} }}\n",
-            elf.display(),
-            r.name
-        ));
-    }
-    let path = dir.path().join("rows.yaml");
-    std::fs::write(&path, &rows).unwrap();
-    let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let rows = region_rows(&cell, &elf, "mps2-an386", "exit: loop, ");
+    let text = calibrate(&format!("free: [branch-refill]\nrows:\n{rows}"));
     assert!(text.contains("fitted: branch-refill=2"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.yaml");
     std::fs::write(&path, "rows:\n  - { scenario: s.yaml, exit: loop, board: mps2-an386, region: crc32, cycles: 9 }\n")
         .unwrap();
     let out = common::mcubench().arg("calibrate").arg(&path).output().unwrap();
@@ -171,12 +173,7 @@ fn a_board_benchmark_calibrates_from_its_own_dwt_counts() {
             ));
         }
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("rows.yaml");
-    std::fs::write(&path, &rows).unwrap();
-    let out = common::mcubench().args(["calibrate", "--jobs", "2"]).arg(&path).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{rows}\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = calibrate(&rows);
     assert!(text.contains("fitted: branch-refill=2") && text.contains("reads bench_crc32+0x"), "{text}");
     assert!(text.contains("reads bench_crc32#2 → bench_crc32#1"), "{text}");
 }
