@@ -660,6 +660,29 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     assert_eq!(mcubench::analyze::debug_units::cycle_counter_readers(&image, &decoder), ["bench_crc32", "poll"]);
 }
 
+/// The end at a loop on the other core models: the Cortex-M0 (microbit, ARMv6-M) and the
+/// Cortex-M33 on mps2-an505, whose second core is held off (the plugin exits from vCPU 0's
+/// thread): the run ends at libnosys's `_exit`, with the same counts every time.
+#[rstest::rstest]
+#[case("loop-end-m0", "microbit")]
+#[case("loop-end-m33", "mps2-an505")]
+fn the_end_at_a_loop_works_on_every_core_model(#[case] fw: &str, #[case] board: &str) {
+    let yaml = format!(
+        "name: end\nfirmware: {{ elf: '{}' }}\nboards: [{board}]\nverdict: {{ exit: loop }}\n",
+        common::c_firmware(fw).display()
+    );
+    let (_dir, s) = scenario_file(&yaml);
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(cell["loop_end"].as_str().unwrap().split_once(' ').unwrap().1, "(_exit+0x0)", "{raw}");
+    // The work: 1000 passes of the loop, a few instructions each.
+    let insns = cell["instructions_total"].as_u64().unwrap();
+    assert!((5000..20_000).contains(&insns), "{raw}");
+    let (_, again, _) = run_json(&s, &[]);
+    assert_eq!(json, again);
+}
+
 /// Firmware that ends in a system reset (`NVIC_SystemReset()`, as a bootloader does after an
 /// update) ends the run, QEMU running with `-no-reboot`; the monitor's `SHUTDOWN` event tells
 /// it from an exit with status 0: `exit: reset` passes it, `exit: 0` names the reset.
