@@ -198,6 +198,12 @@ impl FunctionMap {
         self.data.get(i).copied()
     }
 
+    /// The bytes of `f`'s code: from its start up to its first literal pool or other data.
+    pub fn code<'a>(&self, image: &'a ElfImage, f: &Function) -> Option<&'a [u8]> {
+        let end = self.next_data(f.start).map_or(f.end, |d| d.start.clamp(f.start, f.end));
+        image.bytes_at(u64::from(f.start), u64::from(end - f.start))
+    }
+
     /// Whether the image had mapping symbols at all.
     pub fn has_mapping_symbols(&self) -> bool {
         self.has_mapping_symbols

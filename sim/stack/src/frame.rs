@@ -283,11 +283,45 @@ pub fn depth_at(image: &ElfImage, f: &Function, source: &dyn InsnSource, addr: u
     function_stack(image, &fmap, f, source, &[addr]).entry_depths.first().map(|&(_, depth)| depth)
 }
 
-/// [`const_def`] for callers that track constants only: the register `insn` sets to a constant
-/// and its value, given the constants `known` before it (e.g. the DWT reader scan of `mcubench`).
-pub fn constant_set(image: &ElfImage, insn: &Insn, known: &[Option<u32>; 16]) -> Option<(Reg, u32)> {
-    let regs = known.map(|v| v.map(|c| Val::Const(c as i32)));
-    const_def(image, insn, &regs).map(|(r, c)| (r, c as u32))
+/// The memory accesses of `insns`, run in order, at addresses the constants in registers give:
+/// (address, store) for each load or store with an immediate offset from a register known to
+/// hold a constant (`known` before the first; set by literal loads, `movw`/`movt` and the rest
+/// of [`const_def`]), not SP or PC. For callers that look for fixed addresses in code (the scans
+/// of `mcubench` for the DWT cycle counter and the ITM, and for what a hung loop reads).
+pub fn constant_accesses<'a>(
+    image: &ElfImage,
+    insns: impl IntoIterator<Item = &'a Insn>,
+    known: [Option<u32>; 16],
+) -> Vec<(u32, bool)> {
+    use mcubench_thumb::Class;
+    let mut regs = known.map(|v| v.map(|c| Val::Const(c as i32)));
+    let mut out = Vec::new();
+    for insn in insns {
+        if let Some(m) = insn.mem.filter(|m| m.index.is_none() && m.base != 13 && m.base != 15)
+            && matches!(
+                insn.class,
+                Class::Load { .. }
+                    | Class::LoadDouble
+                    | Class::LoadMultiple { .. }
+                    | Class::Store { .. }
+                    | Class::StoreDouble
+                    | Class::StoreMultiple { .. }
+            )
+            && let Some(Val::Const(base)) = regs[usize::from(m.base) & 15]
+        {
+            out.push(((base as u32).wrapping_add(m.offset as u32), m.store));
+        }
+        let set = const_def(image, insn, &regs);
+        for (r, v) in regs.iter_mut().enumerate() {
+            if insn.writes.0 & (1 << r) != 0 {
+                *v = None;
+            }
+        }
+        if let Some((r, c)) = set {
+            regs[usize::from(r) & 15] = Some(Val::Const(c));
+        }
+    }
+    out
 }
 
 /// Value of a register after an instruction that sets it to a constant (`movs rd, #imm`,

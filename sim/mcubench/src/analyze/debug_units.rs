@@ -10,7 +10,7 @@
 
 use mcubench_elf::ElfImage;
 use mcubench_elf::functions::FunctionMap;
-use mcubench_thumb::{Class, Decoder};
+use mcubench_thumb::Decoder;
 use mcubench_wire::DWT_CYCCNT;
 
 /// The names of the functions that load `DWT_CYCCNT`, in address order.
@@ -32,42 +32,10 @@ fn accessing(image: &ElfImage, decoder: &Decoder, wanted: impl Fn(u32, bool) -> 
     let map = FunctionMap::new(image);
     let mut out = Vec::new();
     for f in map.functions().iter().filter(|f| f.thumb) {
-        // The code up to the function's first literal pool or other data.
-        let end = map.next_data(f.start).map_or(f.end, |d| d.start.clamp(f.start, f.end));
-        let Some(bytes) = image.bytes_at(u64::from(f.start), u64::from(end - f.start)) else { continue };
+        let Some(bytes) = map.code(image, f) else { continue };
         let (insns, _) = decoder.decode_block(f.start, bytes);
-        // What each register is known to hold (a literal or movw/movt constant).
-        let mut known: [Option<u32>; 16] = [None; 16];
-        let mut found = false;
-        for insn in &insns {
-            if let Some(m) = insn.mem.filter(|m| m.index.is_none())
-                && matches!(
-                    insn.class,
-                    Class::Load { .. }
-                        | Class::LoadDouble
-                        | Class::LoadMultiple { .. }
-                        | Class::Store { .. }
-                        | Class::StoreDouble
-                        | Class::StoreMultiple { .. }
-                )
-                && known[usize::from(m.base) & 15]
-                    .is_some_and(|base| wanted(base.wrapping_add(m.offset as u32), m.store))
-            {
-                found = true;
-                break;
-            }
-            // The stack analyzer's constant tracking (literal loads, movw/movt, v6-M shifts).
-            let set = mcubench_stack::frame::constant_set(image, insn, &known);
-            for (r, k) in known.iter_mut().enumerate() {
-                if insn.writes.0 & (1 << r) != 0 {
-                    *k = None;
-                }
-            }
-            if let Some((r, v)) = set {
-                known[usize::from(r) & 15] = Some(v);
-            }
-        }
-        if found {
+        let accesses = mcubench_stack::frame::constant_accesses(image, &insns, [None; 16]);
+        if accesses.into_iter().any(|(addr, store)| wanted(addr, store)) {
             out.push(f.demangled.clone());
         }
     }

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use mcubench_elf::ElfImage;
 use mcubench_elf::functions::FunctionMap;
-use mcubench_thumb::{Class, Decoder, Flow, Insn};
+use mcubench_thumb::{Decoder, Flow, Insn};
 
 use crate::judge::verdict::{Outcome, Verdict};
 
@@ -297,9 +297,7 @@ fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Option<(u32, Ve
     let map = FunctionMap::new(image);
     let decode = |addr: u32| -> Option<Vec<Insn>> {
         let f = map.containing(addr).filter(|f| f.thumb)?;
-        let end = map.next_data(f.start).map_or(f.end, |d| d.start.clamp(f.start, f.end));
-        let bytes = image.bytes_at(u64::from(f.start), u64::from(end - f.start))?;
-        Some(decoder.decode_block(f.start, bytes).0)
+        Some(decoder.decode_block(f.start, map.code(image, f)?).0)
     };
     let stopped: [Option<u32>; 13] = s.regs;
     let preserved: [Option<u32>; 13] = std::array::from_fn(|r| if (4..=11).contains(&r) { s.regs[r] } else { None });
@@ -328,7 +326,7 @@ fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Option<(u32, Ve
             {
                 let callee: Vec<&Insn> = callee.iter().filter(|i| i.addr >= target).collect();
                 computes |= stores(&callee);
-                out.extend(loads(image, callee.into_iter(), [None; 16]));
+                out.extend(loads(image, callee, [None; 16]));
             }
         }
         if computes {
@@ -341,26 +339,9 @@ fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Option<(u32, Ve
 
 /// The addresses `insns` load from (not the stack, not literal pools) in straight-line order,
 /// given the registers `known` before the first.
-fn loads<'a>(image: &ElfImage, insns: impl Iterator<Item = &'a Insn>, mut known: [Option<u32>; 16]) -> Vec<u32> {
-    let mut out = Vec::new();
-    for insn in insns {
-        if let Some(m) = insn.mem.filter(|m| !m.store && m.index.is_none() && m.base != 13 && m.base != 15)
-            && matches!(insn.class, Class::Load { .. } | Class::LoadDouble | Class::LoadMultiple { .. })
-            && let Some(base) = known[usize::from(m.base) & 15]
-        {
-            out.push(base.wrapping_add(m.offset as u32));
-        }
-        let set = mcubench_stack::frame::constant_set(image, insn, &known);
-        for (r, k) in known.iter_mut().enumerate() {
-            if insn.writes.0 & (1 << r) != 0 {
-                *k = None;
-            }
-        }
-        if let Some((r, v)) = set {
-            known[usize::from(r) & 15] = Some(v);
-        }
-    }
-    out
+fn loads<'a>(image: &ElfImage, insns: impl IntoIterator<Item = &'a Insn>, known: [Option<u32>; 16]) -> Vec<u32> {
+    let accesses = mcubench_stack::frame::constant_accesses(image, insns, known);
+    accesses.into_iter().filter(|&(_, store)| !store).map(|(addr, _)| addr).collect()
 }
 
 /// The name of exception `n`.
