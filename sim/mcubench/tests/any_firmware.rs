@@ -89,6 +89,12 @@ fn run_json(scenario: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
     (out.status.code(), json, raw)
 }
 
+/// A scenario's YAML text that runs the C firmware `fw` (firmware/c, built by build.sh) on
+/// `boards`, with `rest` (`verdict`, `timeout`, ...) after.
+fn elf_yaml(fw: &str, boards: &str, rest: &str) -> String {
+    format!("name: {fw}\nfirmware: {{ elf: '{}' }}\nboards: [{boards}]\n{rest}", common::c_firmware(fw).display())
+}
+
 /// A scenario file in a temporary directory (kept alive by the returned guard).
 fn scenario_file(yaml: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -513,10 +519,7 @@ fn a_slower_call_between_dwt_reads_is_a_regression_and_crosses_its_budget_by_nam
 /// on a DSP instruction (`uadd8`) in newlib's `strlen` (UNDEFINSTR). Both QEMUs.
 #[test]
 fn a_fault_in_a_looping_handler_is_the_fault_with_its_cause_not_a_timeout() {
-    let yaml = format!(
-        "name: fault\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386, mps2-an385]\nverdict: {{ exit: 0 }}\ntimeout: 1 s\n",
-        common::c_firmware("fault").display()
-    );
+    let yaml = elf_yaml("fault", "mps2-an386, mps2-an385", "verdict: { exit: 0 }\ntimeout: 1 s\n");
     let (_dir, s) = scenario_file(&yaml);
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(1), "{raw}");
@@ -538,7 +541,7 @@ fn a_fault_in_a_looping_handler_is_the_fault_with_its_cause_not_a_timeout() {
 
     // A HardFault_Handler of the program's own prints a line (pushing LR, then EXC_RETURN,
     // first) and loops: the frame is above what it pushed, found by its frame at the stop.
-    let yaml = yaml.replace("fault.elf", "fault-printing.elf").replace("mps2-an386, mps2-an385", "mps2-an386");
+    let yaml = elf_yaml("fault-printing", "mps2-an386", "verdict: { exit: 0 }\ntimeout: 1 s\n");
     let (_dir, s) = scenario_file(&yaml);
     let (_, json, raw) = run_json(&s, &[]);
     let cell = one_cell(&json);
@@ -601,21 +604,14 @@ fn firmware_that_ends_in_a_loop_on_itself_ends_there_with_its_counts() {
     assert!(cell["loop_end"].is_string(), "{cell}");
 
     // A fault handler's `b .` is no end: the run still faults.
-    let yaml = format!(
-        "name: fault\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: loop }}\ntimeout: 1 s\n",
-        common::c_firmware("fault").display()
-    );
+    let yaml = elf_yaml("fault", "mps2-an386", "verdict: { exit: loop }\ntimeout: 1 s\n");
     let (_dir, s) = scenario_file(&yaml);
     let (_, json, raw) = run_json(&s, &[]);
     assert_eq!(one_cell(&json)["verdict"]["outcome"], "fault", "{raw}");
     assert!(one_cell(&json)["loop_end"].is_null(), "{raw}");
 
     // Firmware that exits is not what `loop` asks for.
-    let elf = common::c_firmware("newlib-uart-mps2");
-    let yaml = format!(
-        "name: exits\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: loop }}\n",
-        elf.display()
-    );
+    let yaml = elf_yaml("newlib-uart-mps2", "mps2-an386", "verdict: { exit: loop }\n");
     let (_dir, s) = scenario_file(&yaml);
     let (_, json, raw) = run_json(&s, &[]);
     let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
@@ -640,10 +636,7 @@ fn firmware_that_ends_in_a_loop_on_itself_ends_there_with_its_counts() {
 /// found in the code (`bench_crc32` and `poll` read it too; `main`, which only enables it, does not).
 #[test]
 fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
-    let yaml = format!(
-        "name: wait\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: 0 }}\ntimeout: 2 s\n",
-        common::c_firmware("cyccnt-wait").display()
-    );
+    let yaml = elf_yaml("cyccnt-wait", "mps2-an386", "verdict: { exit: 0 }\ntimeout: 2 s\n");
     let (_dir, s) = scenario_file(&yaml);
     let (_, json, raw) = run_json(&s, &[]);
     let cell = one_cell(&json);
@@ -667,10 +660,7 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
 #[case("loop-end-m0", "microbit")]
 #[case("loop-end-m33", "mps2-an505")]
 fn the_end_at_a_loop_works_on_every_core_model(#[case] fw: &str, #[case] board: &str) {
-    let yaml = format!(
-        "name: end\nfirmware: {{ elf: '{}' }}\nboards: [{board}]\nverdict: {{ exit: loop }}\n",
-        common::c_firmware(fw).display()
-    );
+    let yaml = elf_yaml(fw, board, "verdict: { exit: loop }\n");
     let (_dir, s) = scenario_file(&yaml);
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(0), "{raw}");
@@ -688,18 +678,14 @@ fn the_end_at_a_loop_works_on_every_core_model(#[case] fw: &str, #[case] board: 
 /// it from an exit with status 0: `exit: reset` passes it, `exit: 0` names the reset.
 #[test]
 fn firmware_that_ends_in_a_system_reset_passes_with_exit_reset_only() {
-    let elf = common::c_firmware("newlib-board-reset-mps2");
-    let yaml = |exit: &str| {
-        format!(
-            "name: reset\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: {exit}, expect: ['^self-test passed'] }}\n",
-            elf.display()
-        )
+    let yaml = |fw: &str, exit: &str| {
+        elf_yaml(fw, "mps2-an386", &format!("verdict: {{ exit: {exit}, expect: ['^self-test passed'] }}\n"))
     };
-    let (_dir, s) = scenario_file(&yaml("reset"));
+    let (_dir, s) = scenario_file(&yaml("newlib-board-reset-mps2", "reset"));
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(0), "{raw}");
     assert!(one_cell(&json)["instructions_total"].as_u64().is_some(), "{raw}");
-    let (_dir, s) = scenario_file(&yaml("0"));
+    let (_dir, s) = scenario_file(&yaml("newlib-board-reset-mps2", "0"));
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(1), "{raw}");
     let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
@@ -711,7 +697,7 @@ fn firmware_that_ends_in_a_system_reset_passes_with_exit_reset_only() {
         "{message}"
     );
     // And `exit: reset` does not pass an exit.
-    let exits = yaml("reset").replace("newlib-board-reset-mps2", "newlib-uart-mps2");
+    let exits = yaml("newlib-uart-mps2", "reset");
     let (_dir, s) = scenario_file(&exits);
     let (_, json, raw) = run_json(&s, &[]);
     let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
@@ -726,10 +712,7 @@ fn firmware_that_ends_in_a_system_reset_passes_with_exit_reset_only() {
 /// function that uses it (found in the code), and where the run ended.
 #[test]
 fn a_console_through_the_itm_fails_saying_qemu_does_not_model_it() {
-    let yaml = format!(
-        "name: itm\nfirmware: {{ elf: '{}' }}\nboards: [mps2-an386]\nverdict: {{ exit: loop, expect: ['^self-test passed'] }}\n",
-        common::c_firmware("newlib-itm-mps2").display()
-    );
+    let yaml = elf_yaml("newlib-itm-mps2", "mps2-an386", "verdict: { exit: loop, expect: ['^self-test passed'] }\n");
     let (_dir, s) = scenario_file(&yaml);
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(1), "{raw}");
@@ -758,10 +741,7 @@ fn a_console_through_the_itm_fails_saying_qemu_does_not_model_it() {
 /// not the oscillator. The message is the same in every run of one QEMU.
 #[test]
 fn a_wait_on_a_device_qemu_does_not_model_names_the_register_and_the_device() {
-    let yaml = format!(
-        "name: clock\nfirmware: {{ elf: '{}' }}\nboards: [netduinoplus2]\nverdict: {{ exit: 0 }}\ntimeout: 1 s\n",
-        common::c_firmware("clock-wait").display()
-    );
+    let yaml = elf_yaml("clock-wait", "netduinoplus2", "verdict: { exit: 0 }\ntimeout: 1 s\n");
     let (_dir, s) = scenario_file(&yaml);
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(1), "{raw}");
@@ -790,10 +770,7 @@ fn a_wait_on_a_device_qemu_does_not_model_names_the_register_and_the_device() {
 /// function, so it is the same in every run.
 #[test]
 fn a_wait_on_an_interrupt_that_never_comes_names_the_variable() {
-    let yaml = format!(
-        "name: tick\nfirmware: {{ elf: '{}' }}\nboards: [netduinoplus2]\nverdict: {{ exit: 0 }}\ntimeout: 300 ms\n",
-        common::c_firmware("tick-wait").display()
-    );
+    let yaml = elf_yaml("tick-wait", "netduinoplus2", "verdict: { exit: 0 }\ntimeout: 300 ms\n");
     let (_dir, s) = scenario_file(&yaml);
     let mut verdicts = Vec::new();
     for _ in 0..3 {
@@ -815,7 +792,8 @@ fn a_wait_on_an_interrupt_that_never_comes_names_the_variable() {
     );
     assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:?}");
     // The same delay sleeping in WFI between ticks: the core sleeps for ever, and says so.
-    let (_dir, s) = scenario_file(&yaml.replace("tick-wait.elf", "tick-wait-sleep.elf"));
+    let (_dir, s) =
+        scenario_file(&elf_yaml("tick-wait-sleep", "netduinoplus2", "verdict: { exit: 0 }\ntimeout: 300 ms\n"));
     let (_, json, raw) = run_json(&s, &[]);
     let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
     assert!(
