@@ -2,7 +2,8 @@
  * it enables the DWT cycle counter (DEMCR.TRCENA, DWT_CTRL.CYCCNTENA), reads DWT_CYCCNT before
  * and after each call of the measured function, and prints the difference with printf (newlib,
  * semihosting), then exits 0. QEMU does not model the counter (it reads 0), so the printed
- * figures are 0 here; mcubench reports the estimated cycles between the reads instead
+ * figures are 0 here; mcubench reports the estimated cycles between the reads instead, and with
+ * `cycle-counter: estimated` the reads return the estimate, so the firmware prints it
  * (sim/mcubench/tests/any_firmware.rs).
  *
  * - bench_crc32(): three timed calls of crc32(buf, 64), as a benchmark loop does.
@@ -10,7 +11,7 @@
  *   builds the same firmware with 1000 more iterations, so two builds differ by exactly 1000
  *   iterations of that loop.
  * -DWAIT_ON_COUNTER first waits 1000 cycles on the counter, as a driver's delay does: under
- * QEMU, where the counter stays 0, that wait never ends.
+ * QEMU, where the counter stays 0, that wait never ends (it does with `cycle-counter: estimated`).
  * -DRESET_COUNTER times the calls the other common way: it zeroes the counter before the call
  * (`DWT->CYCCNT = 0`) and prints what it reads after it.
  * -DCRC_BYTES=80 -DWARMUP is the pull request that makes the timed call slower (80 bytes a call

@@ -885,6 +885,18 @@ fn cell_scenario(c: &Calibration, row: &Row) -> Result<(Scenario, &'static Board
                 .copied()
                 .find(|b| b.name == row.board)
                 .ok_or_else(|| Error::Input(format!("{}: the scenario has no board `{}`", row.at, row.board)))?;
+            // Calibration prices one run again under each candidate; a live counter makes what the
+            // firmware runs depend on the cycles (a delay on it), which a re-pricing cannot follow.
+            if s.cycle_counter == crate::config::scenario::CycleCounter::Estimated {
+                return Err(Error::Input(format!(
+                    "{}: {}: `cycle-counter: estimated` makes what the firmware runs depend on the estimated \
+                     cycles (a delay on the counter, the digits it prints), so one run cannot be priced again \
+                     under other parameters; calibrate from a scenario without it (the pairs of reads give the \
+                     same cycles)",
+                    row.at,
+                    path.display()
+                )));
+            }
             (s, board)
         }
         Source::Elf(path) => {

@@ -22,7 +22,7 @@ use crate::judge::console;
 use crate::judge::protocol::Transcript;
 use sha2::{Digest, Sha256};
 
-use crate::config::scenario::{Profile, RegionSpec, Scenario, StackStaticBudget};
+use crate::config::scenario::{CycleCounter, Profile, RegionSpec, Scenario, StackStaticBudget};
 use crate::judge::verdict::{self, Outcome, Verdict};
 use crate::report::{
     self, CellReport, CountSource, CounterInterval, KatReport, PerCallTime, RegionReport, RunReport, SCHEMA,
@@ -287,10 +287,11 @@ fn measure_cell(
     let results_file = scratch.path().join("plugin-results.txt");
     // Function regions, the stack probe and the end at a loop need the plugin.
     let loop_end = scenario.verdict.as_ref().is_some_and(|r| r.exit == ExitRule::Loop);
-    if so.is_none() && (!scenario.regions.is_empty() || scenario.stack_probe || loop_end) {
+    let live_counter = scenario.cycle_counter == CycleCounter::Estimated;
+    if so.is_none() && (!scenario.regions.is_empty() || scenario.stack_probe || loop_end || live_counter) {
         return Err(setup_error(format!(
-            "the scenario's `regions`, `stack-probe` and `verdict.exit: loop` need the QEMU plugin, which {}=off \
-             disabled",
+            "the scenario's `regions`, `stack-probe`, `verdict.exit: loop` and `cycle-counter: estimated` need the \
+             QEMU plugin, which {}=off disabled",
             plugin::ENV
         )));
     }
@@ -353,6 +354,17 @@ fn measure_cell(
     }
     // What the cycle model is given: the same for a live run and a trace replay.
     let priced = crate::replay::ModelArgs::for_cell(scenario, board, &cell.profile.name);
+    // The live cycle counter: the loads of it the code scan finds, each served over the gdbstub.
+    let counter_file = scratch.path().join("cycle-counter.bin");
+    let counter_loads = match live_counter {
+        false => Vec::new(),
+        true => {
+            let decoder = mcubench_thumb::Decoder::for_core(priced.core)
+                .map_err(|e| setup_error(format!("cycle-counter: no decoder for {}: {e}", priced.core)))?;
+            crate::analyze::debug_units::cycle_counter_loads(&image, &decoder)
+        }
+    };
+    let live = (!counter_loads.is_empty()).then_some(exec::LiveCounter { loads: &counter_loads, file: &counter_file });
     let args = PluginArgs {
         out: results_file.clone(),
         markers,
@@ -367,6 +379,7 @@ fn measure_cell(
         region_args,
         trace: options.trace.as_ref().map(|dir| dir.join(format!("cell-{}.trace", cell.index))),
         loop_end,
+        counter: live.map(|l| l.file.to_path_buf()),
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 
@@ -375,8 +388,14 @@ fn measure_cell(
     let launch = Launch::new(board, elf, scenario.timeout)
         .with_qemu(&qemu.path)
         .with_plugin(option.as_deref())
-        .contained(contained);
+        .contained(contained)
+        .with_counter(live);
     let execution = exec::execute(&launch).map_err(|e| setup_error(e.to_string()))?;
+    report.cycle_counter_served = match &execution.counter {
+        Some(Err(e)) => return Err(setup_error(format!("cycle-counter: estimated: {e}"))),
+        Some(Ok(served)) => Some(*served),
+        None => live_counter.then_some(0),
+    };
     let run = &execution.run;
     let results = so.is_some().then(|| plugin::read_results(&results_file));
     drop(scratch);
@@ -424,11 +443,21 @@ fn measure_cell(
             Some(f) => f.as_ref().is_some_and(|f| readers.contains(f)),
         };
         if waiting {
-            verdict.message.push_str(&format!(
-                "; the firmware reads the DWT cycle counter (in {}), which stays 0 under QEMU, so a wait on it \
-                 never ends (see the guide's \"Firmware that times itself with the DWT cycle counter\")",
-                readers.join(", ")
-            ));
+            let readers = readers.join(", ");
+            verdict.message.push_str(&match report.cycle_counter_served {
+                None => format!(
+                    "; the firmware reads the DWT cycle counter (in {readers}), which stays 0 under QEMU, so a wait on \
+                     it never ends; `cycle-counter: estimated` (`--cycle-counter estimated`) makes its loads read the \
+                     estimated cycles (see the guide's \"Firmware that times itself with the DWT cycle counter\")"
+                ),
+                Some(served) => format!(
+                    "; the firmware reads the DWT cycle counter (in {readers}): {served} of its loads read the \
+                     estimated cycles (`cycle-counter: estimated`) before the time ran out; a load the code scan does \
+                     not find reads 0, and each load costs about a millisecond here, so a long delay on the counter \
+                     needs a longer `timeout` (see the guide's \"Firmware that times itself with the DWT cycle \
+                     counter\")"
+                ),
+            });
         }
     }
     // A console through the ITM (printf over SWO) stays empty here: say so when a run that did

@@ -15,7 +15,7 @@ use mcubench_wire::{PluginArgs, Results};
 
 use crate::Error;
 use crate::config::board::Board;
-use crate::config::scenario::Measure;
+use crate::config::scenario::{CycleCounter, Measure};
 use crate::exec::plugin;
 use crate::exec::qemu::ProcessEnd;
 use crate::exec::scratch::ScratchDir;
@@ -69,7 +69,8 @@ fn as_seconds<S: serde::Serializer>(t: &Option<Duration>, s: S) -> Result<S::Ok,
 /// write it). `measure`: the cycle model of the cell, as `run` uses it. `contained`: see
 /// [`crate::exec::contain`]; a firmware that tried to reach the host gets no profile, while
 /// QEMU's own system calls are never held against it. `loop_end`: the run ends at the first
-/// branch to itself outside every exception handler (`verdict.exit: loop`).
+/// branch to itself outside every exception handler (`verdict.exit: loop`). `counter`: what the
+/// firmware's loads of the DWT cycle counter read (`cycle-counter:`).
 pub fn profile(
     board: &Board,
     elf: &Path,
@@ -77,6 +78,7 @@ pub fn profile(
     contained: bool,
     measure: &Measure,
     loop_end: bool,
+    counter: CycleCounter,
 ) -> Result<Profile, Error> {
     use Error::{Input, Run, Setup};
     let so = plugin::locate()
@@ -94,6 +96,17 @@ pub fn profile(
     // The cell's cycle model (board timing profile, `model:`, wait states), as `run` prices it.
     let model = measure.model_for(board);
     let clock_hz = model.clock_hz;
+    // The live cycle counter: the loads of it the code scan finds (see `exec::counter`).
+    let counter_file = dir.path().join("cycle-counter.bin");
+    let counter_loads = match counter {
+        CycleCounter::Zero => Vec::new(),
+        CycleCounter::Estimated => {
+            let decoder = mcubench_thumb::Decoder::for_core(model.core)
+                .map_err(|e| Setup(format!("cycle-counter: no decoder for {}: {e}", model.core)))?;
+            crate::analyze::debug_units::cycle_counter_loads(&image, &decoder)
+        }
+    };
+    let live = (!counter_loads.is_empty()).then_some(exec::LiveCounter { loads: &counter_loads, file: &counter_file });
     let args = PluginArgs {
         markers,
         core: Some(model.core),
@@ -103,11 +116,19 @@ pub fn profile(
         params: model.param_args(),
         memory: model.memory.clone(),
         loop_end,
+        counter: live.map(|l| l.file.to_path_buf()),
         ..PluginArgs::new(&out)
     };
     let option = args.to_option(&so);
-    let launch = Launch::new(board, elf, timeout).with_plugin(Some(&option)).contained(contained).quit_on_timeout(true);
+    let launch = Launch::new(board, elf, timeout)
+        .with_plugin(Some(&option))
+        .contained(contained)
+        .quit_on_timeout(true)
+        .with_counter(live);
     let execution = exec::execute(&launch).map_err(|e| Setup(e.to_string()))?;
+    if let Some(Err(e)) = &execution.counter {
+        return Err(Setup(format!("cycle-counter: estimated: {e}")));
+    }
     if let Some(e) = &execution.start_error {
         return Err(Setup(format!("QEMU never started the guest ({e}); no profile")));
     }

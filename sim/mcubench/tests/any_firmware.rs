@@ -633,7 +633,8 @@ fn firmware_that_ends_in_a_loop_on_itself_ends_there_with_its_counts() {
 /// Firmware that waits on the DWT cycle counter (a driver's delay) hangs under QEMU, where the
 /// counter stays 0: the timeout says where the core hung (read from the stopped core: in
 /// `delay_cycles`) and, since that function reads the counter, names the functions that read it,
-/// found in the code (`bench_crc32` and `poll` read it too; `main`, which only enables it, does not).
+/// found in the code (`bench_crc32` and `poll` read it too; `main`, which only enables it, does not),
+/// and what makes the wait end. The code scan finds each load and the register it loads.
 #[test]
 fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     let yaml = elf_yaml("cyccnt-wait", "mps2-an386", "verdict: { exit: 0 }\ntimeout: 2 s\n");
@@ -646,11 +647,91 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
         message.contains("reads the DWT cycle counter (in bench_crc32, poll, delay_cycles), which stays 0 under QEMU"),
         "{message}"
     );
+    assert!(
+        message.contains("`cycle-counter: estimated` (`--cycle-counter estimated`) makes its loads read"),
+        "{message}"
+    );
     // Where it hung, read from the stopped core: in the wait.
     assert!(message.contains("; when the time ran out the core was in delay_cycles; "), "{message}");
     let image = mcubench_elf::ElfImage::read(&common::c_firmware("cyccnt")).unwrap();
     let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
     assert_eq!(mcubench::analyze::debug_units::cycle_counter_readers(&image, &decoder), ["bench_crc32", "poll"]);
+    // `ldr r6, [r5, #4]` before the call, `ldr r2, [r5, #4]` after it, `ldr r2, [r4, #4]` in poll's loop.
+    let loads = mcubench::analyze::debug_units::cycle_counter_loads(&image, &decoder);
+    let at = |name: &str| image.symbol(name).unwrap_or_else(|| panic!("no {name}")).address as u32;
+    let found: Vec<(u32, u8)> = loads.iter().map(|l| (l.pc, l.rt)).collect();
+    assert_eq!(found, [(at("bench_crc32") + 0x12, 6), (at("bench_crc32") + 0x18, 2), (at("poll") + 0xc, 2)]);
+}
+
+/// With `cycle-counter: estimated` the firmware's own loads of the counter read the estimate (the
+/// runner serves each over QEMU's gdbstub), contained or not: `cyccnt` prints, for each timed call,
+/// the cycles of the report's pair of reads around it, and `cyccnt-reset`, which zeroes the
+/// counter before the call, the cycles of its pair from the write to the read. The instructions
+/// from one read to the next are those of the run whose counter reads 0 (stopping at the loads
+/// adds none), and two runs give the same report.
+#[rstest::rstest]
+#[case("cyccnt", &[])]
+#[case("cyccnt", &["--no-contain"])]
+#[case("cyccnt-reset", &[])]
+fn the_live_cycle_counter_makes_the_firmware_print_the_estimate(#[case] fw: &str, #[case] extra: &[&str]) {
+    let pairs_of = |json: &Value| -> Vec<(String, u64, u64)> {
+        let cell = one_cell(json);
+        let pairs = cell["cycle_counter"].as_array().unwrap_or_else(|| panic!("no cycle_counter: {cell}"));
+        pairs
+            .iter()
+            .map(|p| {
+                let name = format!("{}..{}", p["from_name"].as_str().unwrap(), p["to_name"].as_str().unwrap());
+                (name, p["instructions"]["max"].as_u64().unwrap(), p["cycles"]["max"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let (_dir, zero) = scenario_file(&elf_yaml(fw, "mps2-an386", "verdict: { exit: 0 }\n"));
+    let (code, zero_json, raw) = run_json(&zero, extra);
+    assert_eq!(code, Some(0), "{raw}");
+    let (_dir2, live) = scenario_file(&elf_yaml(fw, "mps2-an386", "verdict: { exit: 0 }\ncycle-counter: estimated\n"));
+    let (code, json, raw) = run_json(&live, extra);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    let console = console_text(cell);
+    let call = pairs_of(&json).into_iter().find(|p| p.0 == "bench_crc32#1..bench_crc32#2").expect("the call's pair");
+    let zero_call = pairs_of(&zero_json).into_iter().find(|p| p.0 == call.0).expect("the call's pair");
+    assert_eq!(call, zero_call, "the same instructions and cycles between the reads");
+    assert!(call.2 > 1000, "{call:?}");
+    let printed = format!("crc32(64 B) = 84c86088: {} cycles\n", call.2);
+    assert_eq!(console.matches(&printed).count(), 3, "{console}");
+    // Every load ran with the estimate: 2 per timed call and the poll loop's 1000 (cyccnt-reset
+    // reads once per call).
+    let loads = if fw == "cyccnt" { 3 * 2 + 1000 } else { 3 + 1000 };
+    assert_eq!(cell["cycle_counter_served"], loads, "{raw}");
+    let (_, again, _) = run_json(&live, extra);
+    assert_eq!(again, json, "two runs, one report");
+}
+
+/// A delay on the counter (`cyccnt-wait`: `while (DWT->CYCCNT - start < 1000)`), which hangs
+/// where the counter reads 0, ends with `cycle-counter: estimated`: the firmware runs on and
+/// exits 0, after polling until 1000 estimated cycles had passed, as on the board.
+#[test]
+fn a_wait_on_the_live_cycle_counter_ends() {
+    let yaml = elf_yaml("cyccnt-wait", "mps2-an386", "verdict: { exit: 0 }\ncycle-counter: estimated\ntimeout: 20 s\n");
+    let (_dir, s) = scenario_file(&yaml);
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    let pairs = cell["cycle_counter"].as_array().expect("cycle_counter");
+    let poll = pairs
+        .iter()
+        .find(|p| p["from_name"] == "delay_cycles#2" && p["to_name"] == "delay_cycles#2")
+        .unwrap_or_else(|| panic!("no poll of the delay: {pairs:?}"));
+    let (count, cycles) = (poll["count"].as_u64().unwrap(), poll["cycles"]["total"].as_u64().unwrap());
+    let first = pairs
+        .iter()
+        .find(|p| p["from_name"] == "delay_cycles#1" && p["to_name"] == "delay_cycles#2")
+        .map_or(0, |p| p["cycles"]["total"].as_u64().unwrap());
+    // It stops at the first poll that reads 1000 or more after the start.
+    let per_poll = cycles / count;
+    assert!(first + cycles >= 1000 && first + cycles - per_poll < 1000, "{poll} {first}");
+    let table = text(&common::mcubench().arg("run").arg(&s).output().unwrap());
+    assert!(table.contains("DWT cycle counter (live: its loads read the estimated cycles)"), "{table}");
 }
 
 /// The end at a loop on the other core models: the Cortex-M0 (microbit, ARMv6-M) and the

@@ -176,4 +176,25 @@ fn a_board_benchmark_calibrates_from_its_own_dwt_counts() {
     let text = calibrate(&rows);
     assert!(text.contains("fitted: branch-refill=2") && text.contains("reads bench_crc32+0x"), "{text}");
     assert!(text.contains("reads bench_crc32#2 → bench_crc32#1"), "{text}");
+    // A scenario whose counter is live is refused: what its firmware runs depends on the cycles.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        format!(
+            "name: t\nfirmware: {{ elf: {} }}\nboards: [mps2-an386]\nverdict: {{ exit: 0 }}\ncycle-counter: estimated\n",
+            common::c_firmware("cyccnt").display()
+        ),
+    )
+    .unwrap();
+    let path = dir.path().join("rows.yaml");
+    std::fs::write(
+        &path,
+        "free: [branch-refill]\nrows:\n  - { scenario: s.yaml, board: mps2-an386, reads: [bench_crc32#1, bench_crc32#2], \
+         cycles: 3473 }\n",
+    )
+    .unwrap();
+    let out = common::mcubench().arg("calibrate").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("s.yaml: `cycle-counter: estimated` makes what the firmware runs depend on"), "{err}");
 }

@@ -108,6 +108,7 @@ fn a_guest_sys_open_of_the_same_path_is_still_blamed() {
         true,
         &Default::default(),
         false,
+        Default::default(),
     )
     .unwrap_err()
     .to_string();
@@ -158,8 +159,16 @@ fn profile_keeps_to_the_scenario_timeout_and_prints_a_partial_profile() {
 #[test]
 fn an_uncontained_profile_that_times_out_is_partial_too() {
     let hang = common::c_firmware("hostile-silent-hang");
-    let p =
-        mcubench::profile::profile(board(), &hang, Duration::from_secs(1), false, &Default::default(), false).unwrap();
+    let p = mcubench::profile::profile(
+        board(),
+        &hang,
+        Duration::from_secs(1),
+        false,
+        &Default::default(),
+        false,
+        Default::default(),
+    )
+    .unwrap();
     assert_eq!(p.timed_out_after, Some(Duration::from_secs(1)));
     assert!(p.table(5).starts_with("partial: the run timed out after 1 s\n"), "{}", p.table(5));
     assert!(p.functions.iter().any(|f| f.name == "main" && f.self_cycles > 0), "{}", p.table(5));

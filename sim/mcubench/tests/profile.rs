@@ -25,7 +25,16 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
 #[test]
 fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default(), false).unwrap();
+    let p = mcubench::profile::profile(
+        board,
+        &elf,
+        Duration::from_secs(30),
+        true,
+        &Default::default(),
+        false,
+        Default::default(),
+    )
+    .unwrap();
     eprintln!("{}", p.table(15));
     let self_sum: u64 = p.functions.iter().map(|f| f.self_cycles).sum();
     assert_eq!(self_sum, p.cycles, "self cycles sum to the whole run");
@@ -54,12 +63,21 @@ fn the_profile_uses_the_cells_timing_profile() {
     let cell = &report.cells[0];
     let (elf, board) = kat_elf("mps2-an386", "speed");
     let measure = scenario.measure("speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &measure, false).unwrap();
+    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &measure, false, Default::default())
+        .unwrap();
     assert!(p.model.contains("memory system: flash"), "{}", p.model);
     assert_eq!(Some(&p.model), cell.cycle_model.as_ref());
     assert_eq!(Some(p.cycles), cell.cycles_total, "the profile's whole-run cycles are the run's");
-    let bare =
-        mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &Default::default(), false).unwrap();
+    let bare = mcubench::profile::profile(
+        board,
+        &elf,
+        Duration::from_secs(30),
+        true,
+        &Default::default(),
+        false,
+        Default::default(),
+    )
+    .unwrap();
     assert!(p.cycles > bare.cycles, "5 wait states cost cycles: {} vs {} at 0 WS", p.cycles, bare.cycles);
     // At the profile's clock, times as the run report gives them; the bare core has no clock.
     assert_eq!((p.clock_hz, bare.clock_hz), (Some(168_000_000), None));
@@ -67,4 +85,24 @@ fn the_profile_uses_the_cells_timing_profile() {
     let whole = mcubench::report::format_time(cell.time_total_us.unwrap());
     assert!(table.contains(&format!("est. cycles = {whole} at 168 MHz")) && table.contains("incl. time"), "{table}");
     assert!(!bare.table(5).contains("time"), "{}", bare.table(5));
+}
+
+/// `profile` with the live cycle counter (`cycle-counter: estimated`): the firmware's delay on
+/// the counter (firmware/c/cyccnt built with -DWAIT_ON_COUNTER) ends and the profile is of the
+/// whole run, where with the counter at 0 the run hangs in the delay and the profile is partial.
+#[test]
+fn a_profile_runs_past_a_delay_on_the_live_cycle_counter() {
+    use mcubench::config::scenario::CycleCounter;
+    let board = mcubench::Board::find("mps2-an386").unwrap();
+    let elf = common::c_firmware("cyccnt-wait");
+    let profile = |timeout: u64, counter| {
+        mcubench::profile::profile(board, &elf, Duration::from_secs(timeout), true, &Default::default(), false, counter)
+            .unwrap()
+    };
+    let live = profile(30, CycleCounter::Estimated);
+    assert_eq!(live.timed_out_after, None);
+    assert!(live.functions.iter().any(|f| f.name == "poll"), "the run went on past the delay");
+    let zero = profile(1, CycleCounter::Zero);
+    assert_eq!(zero.timed_out_after, Some(Duration::from_secs(1)));
+    assert!(!zero.functions.iter().any(|f| f.name == "poll"));
 }

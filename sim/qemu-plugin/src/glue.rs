@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use mcubench_thumb::Decoder;
 use mcubench_timing::run::{ExceptionEvent, Pricer, TbPrice};
 use mcubench_wire::trace::{Event, TraceWriter};
-use mcubench_wire::{Cycles, DWT_CYCCNT, Interval, Marker, PluginArgs, StackProbeRange};
+use mcubench_wire::{CounterValue, Cycles, DWT_CYCCNT, Interval, Marker, PluginArgs, StackProbeRange};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::sys::{qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_tb};
@@ -56,13 +56,17 @@ static LAST_TB: AtomicPtr<TbInfo> = AtomicPtr::new(std::ptr::null_mut());
 /// The firmware's reads and writes of the DWT cycle counter (QEMU's reads 0): the last access's
 /// address and counts through it, and the intervals from an access to the next read (what the
 /// board's read gives after a read, as a difference, or after `DWT->CYCCNT = 0`).
+/// `reads` and `zeroed` (cycles at the last write, taken as a write of 0) give what the board's
+/// counter reads (`counter=`).
 struct CounterReads {
     last: Option<(u32, u64, u64)>,
     intervals: std::collections::BTreeMap<(u32, u32), Interval>,
+    reads: u64,
+    zeroed: u64,
 }
 
 static COUNTER_READS: Mutex<CounterReads> =
-    Mutex::new(CounterReads { last: None, intervals: std::collections::BTreeMap::new() });
+    Mutex::new(CounterReads { last: None, intervals: std::collections::BTreeMap::new(), reads: 0, zeroed: 0 });
 
 /// The profile node the pending refill belongs to.
 static PENDING_NODE: AtomicU32 = AtomicU32::new(0);
@@ -204,6 +208,8 @@ struct State {
     /// The results file, created at install: once the guest runs, a contained QEMU may open no
     /// file (see mcubench's contain.rs). Readers know a complete file by its `end` line.
     out: Mutex<std::fs::File>,
+    /// `counter=`: the file for the counter's value at each read, created at install.
+    counter: Option<std::fs::File>,
 }
 
 static STATE: OnceLock<State> = OnceLock::new();
@@ -346,9 +352,13 @@ impl Register for McubenchPlugin {
         }
         let out = std::fs::File::create(&config.out)
             .unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", config.out.display())));
+        let counter = config.counter.as_ref().map(|path| {
+            std::fs::File::create(path).unwrap_or_else(|e| refuse(&format!("cannot create {}: {e}", path.display())))
+        });
         let mut regions = Regions::default();
         regions.log = config.trace.as_ref().map(|_| Vec::new());
         let state = State {
+            counter,
             config,
             regions: Mutex::new(regions),
             timing,
@@ -740,15 +750,18 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
 /// or where the next read starts counting ([`CounterReads`]).
 fn on_device_access(own: *const TbInfo, pc: u32, counter: Option<bool>) {
     let last = LAST_TB.load(Ordering::Relaxed);
-    if std::ptr::eq(last, own) {
-        return;
-    }
-    // An instruction with several accesses (LDM) calls back once per access: settle once.
-    LAST_TB.store(own as *mut TbInfo, Ordering::Relaxed);
-    // SAFETY: TbInfo values are leaked at translation and never freed.
-    let stopped = unsafe { last.as_ref() }
-        .and_then(|tb| Some((tb, tb.price.index_of(pc)?)))
-        .and_then(|(tb, index)| take_back(tb, index, pc).then_some(index as u32));
+    // `own` ran whole, its exec callback last (a one-instruction TB of its own: a single step
+    // under gdb, or QEMU 9.1+ letting a TB's last instruction reach a device), or an instruction
+    // with several accesses (LDM) called back before: nothing to take back, or settled once.
+    let stopped = if std::ptr::eq(last, own) {
+        None
+    } else {
+        LAST_TB.store(own as *mut TbInfo, Ordering::Relaxed);
+        // SAFETY: TbInfo values are leaked at translation and never freed.
+        unsafe { last.as_ref() }
+            .and_then(|tb| Some((tb, tb.price.index_of(pc)?)))
+            .and_then(|(tb, index)| take_back(tb, index, pc).then_some(index as u32))
+    };
     if let Some(write) = counter {
         let (insns, cycles) = (INSNS.get(), CYCLES.get());
         let mut reads = COUNTER_READS.lock().unwrap_or_else(|p| p.into_inner());
@@ -756,6 +769,16 @@ fn on_device_access(own: *const TbInfo, pc: u32, counter: Option<bool>) {
             reads.intervals.entry((from, pc)).or_default().add(insns.wrapping_sub(i), cycles.wrapping_sub(c));
         }
         reads.last = Some((pc, insns, cycles));
+        if write {
+            reads.zeroed = cycles;
+        } else if let Some(file) = STATE.get().and_then(|s| s.counter.as_ref()) {
+            use std::os::unix::fs::FileExt;
+            reads.reads += 1;
+            let value = CounterValue { reads: reads.reads, pc, value: cycles.wrapping_sub(reads.zeroed) as u32 };
+            // The runner reads it with QEMU stopped after this read; a failed write leaves the
+            // record of the read before, which the runner refuses to serve (its count is old).
+            let _ = file.write_at(&value.to_bytes(), 0);
+        }
     }
     if let Some(t) = trace()
         && (stopped.is_some() || counter.is_some())

@@ -284,7 +284,7 @@ pub fn depth_at(image: &ElfImage, f: &Function, source: &dyn InsnSource, addr: u
 }
 
 /// The memory accesses of `insns`, run in order, at addresses the constants in registers give:
-/// (address, store) for each load or store with an immediate offset from a register known to
+/// (instruction, address) for each load or store with an immediate offset from a register known to
 /// hold a constant (`known` before the first; set by literal loads, `movw`/`movt` and the rest
 /// of [`const_def`]), not SP or PC. For callers that look for fixed addresses in code (the scans
 /// of `mcubench` for the DWT cycle counter and the ITM, and for what a hung loop reads).
@@ -292,7 +292,7 @@ pub fn constant_accesses<'a>(
     image: &ElfImage,
     insns: impl IntoIterator<Item = &'a Insn>,
     known: [Option<u32>; 16],
-) -> Vec<(u32, bool)> {
+) -> Vec<(&'a Insn, u32)> {
     use mcubench_thumb::Class;
     let mut regs = known.map(|v| v.map(|c| Val::Const(c as i32)));
     let mut out = Vec::new();
@@ -309,7 +309,7 @@ pub fn constant_accesses<'a>(
             )
             && let Some(Val::Const(base)) = regs[usize::from(m.base) & 15]
         {
-            out.push(((base as u32).wrapping_add(m.offset as u32), m.store));
+            out.push((insn, (base as u32).wrapping_add(m.offset as u32)));
         }
         let set = const_def(image, insn, &regs);
         for (r, v) in regs.iter_mut().enumerate() {

@@ -151,6 +151,10 @@ pub struct PluginArgs {
     /// handler (`loop_end=on`; `while (1) {}` at the end of `main`): the results are written
     /// there, with the loop's address, and QEMU exits.
     pub loop_end: bool,
+    /// At every read of `DWT_CYCCNT`, write what the board's counter would read to this file
+    /// (`counter=`; see [`crate::CounterValue`]), for the runner to put in the read's register: the
+    /// estimated cycles since the run began or since the last write of the counter.
+    pub counter: Option<PathBuf>,
 }
 
 impl PluginArgs {
@@ -170,6 +174,7 @@ impl PluginArgs {
             region_args: Vec::new(),
             trace: None,
             loop_end: false,
+            counter: None,
         }
     }
 
@@ -230,6 +235,9 @@ impl PluginArgs {
         }
         if self.loop_end {
             a.push("loop_end=on".into());
+        }
+        if let Some(c) = &self.counter {
+            a.push(format!("counter={}", c.display()));
         }
         a
     }
@@ -310,6 +318,7 @@ impl PluginArgs {
                         _ => return Err(err(format!("argument `unified` is `on` or `off`, not `{value}`"))),
                     }
                 }
+                "counter" => args.counter = Some(PathBuf::from(value)),
                 "loop_end" => {
                     args.loop_end = match value {
                         "on" => true,
@@ -395,6 +404,7 @@ impl PluginArgs {
                 (!args.memory.flash.is_empty(), "flash", "`flash=` (memory system)"),
                 (args.trace.is_some(), "trace", "`trace=` (run trace)"),
                 (args.loop_end, "loop_end", "`loop_end=on` (the end at a branch to itself)"),
+                (args.counter.is_some(), "counter", "`counter=` (the cycle counter's value)"),
             ] {
                 if given {
                     return Err(Error::arg(Some(key), format!("{what} needs `core=`")));

@@ -11,12 +11,14 @@
 //! * [`memory`]: a real part's memory system for the cycle model ([`MemoryConfig`]).
 //! * [`results`]: the results file ([`Results`]) behind `out=`, versioned by [`HEADER`].
 //! * [`trace`]: the run trace behind `trace=`, for pricing a run again with other parameters.
+//! * [`counter`]: the cycle counter's value behind `counter=` ([`CounterValue`]).
 //!
 //! Each format has a writer and a strict parser; parse errors ([`Error`]) name the argument key
 //! or the line. Text written by one side is read by the other with the same code, so a format
 //! change is made here once (and bumps [`HEADER`] when the results file changes).
 
 pub mod args;
+pub mod counter;
 mod cpu;
 mod error;
 pub mod functions;
@@ -25,6 +27,7 @@ pub mod results;
 pub mod trace;
 
 pub use args::{Marker, Markers, PluginArgs, StackProbeRange, WaitStates};
+pub use counter::{COUNTER_RECORD_LEN, CounterValue};
 pub use cpu::{Core, UnknownCore};
 pub use error::Error;
 pub use functions::{Function, FunctionsFile};

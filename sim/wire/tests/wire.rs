@@ -61,6 +61,7 @@ fn every_argument() -> PluginArgs {
         region_args: vec![(0, 2), (3, 1)],
         trace: Some(PathBuf::from("/t,r/run.trace")),
         loop_end: true,
+        counter: Some("/tmp/x/counter.bin".into()),
     }
 }
 
@@ -100,6 +101,7 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         region_args: Vec::new(),
         trace: None,
         loop_end: false,
+        counter: None,
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));

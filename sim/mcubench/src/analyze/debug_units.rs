@@ -13,9 +13,38 @@ use mcubench_elf::functions::FunctionMap;
 use mcubench_thumb::Decoder;
 use mcubench_wire::DWT_CYCCNT;
 
+use crate::exec::CounterLoad;
+
 /// The names of the functions that load `DWT_CYCCNT`, in address order.
 pub fn cycle_counter_readers(image: &ElfImage, decoder: &Decoder) -> Vec<String> {
     accessing(image, decoder, |addr, store| !store && addr == DWT_CYCCNT)
+}
+
+/// The loads of `DWT_CYCCNT` into one register (`ldr rT, [rN, #4]`), in address order: the
+/// instructions the live cycle counter stops at ([`crate::exec::counter`]). Loads of several
+/// registers (`ldrd`, `ldm`) that include it are left out.
+pub fn cycle_counter_loads(image: &ElfImage, decoder: &Decoder) -> Vec<CounterLoad> {
+    let map = FunctionMap::new(image);
+    let mut out = Vec::new();
+    for f in map.functions().iter().filter(|f| f.thumb) {
+        let Some(bytes) = map.code(image, f) else { continue };
+        let (insns, _) = decoder.decode_block(f.start, bytes);
+        for (insn, addr) in mcubench_stack::frame::constant_accesses(image, &insns, [None; 16]) {
+            let Some(m) = insn.mem.filter(|m| !m.store && addr == DWT_CYCCNT) else { continue };
+            if !matches!(insn.class, mcubench_thumb::Class::Load { width: 4 }) {
+                continue;
+            }
+            // The loaded register: what it writes but for a written-back base.
+            let written_back = if m.writeback { 1u16 << (m.base & 15) } else { 0 };
+            let loaded = insn.writes.0 & !written_back;
+            if loaded.count_ones() == 1 && loaded.trailing_zeros() < 15 {
+                out.push(CounterLoad { pc: insn.addr, rt: loaded.trailing_zeros() as u8 });
+            }
+        }
+    }
+    out.sort_by_key(|l| l.pc);
+    out.dedup();
+    out
 }
 
 /// The ITM's registers: stimulus ports at 0xE0000000, TER at 0xE0000E00, TCR at 0xE0000E80
@@ -35,7 +64,7 @@ fn accessing(image: &ElfImage, decoder: &Decoder, wanted: impl Fn(u32, bool) -> 
         let Some(bytes) = map.code(image, f) else { continue };
         let (insns, _) = decoder.decode_block(f.start, bytes);
         let accesses = mcubench_stack::frame::constant_accesses(image, &insns, [None; 16]);
-        if accesses.into_iter().any(|(addr, store)| wanted(addr, store)) {
+        if accesses.into_iter().any(|(insn, addr)| insn.mem.is_some_and(|m| wanted(addr, m.store))) {
             out.push(f.demangled.clone());
         }
     }

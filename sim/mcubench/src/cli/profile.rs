@@ -9,7 +9,7 @@ use super::args::{self, ContainArgs, TimingArgs};
 use super::{Error, Exit};
 use crate::build::ElfSource;
 use crate::config::rules::ExitRule;
-use crate::config::scenario::{Measure, PREBUILT_PROFILE, Scenario};
+use crate::config::scenario::{CycleCounter, Measure, PREBUILT_PROFILE, Scenario};
 
 #[derive(Args)]
 pub struct ProfileArgs {
@@ -39,6 +39,10 @@ pub struct ProfileArgs {
     /// ends in `while (1) {}`), as a scenario's `verdict: { exit: loop }` does.
     #[arg(long)]
     loop_end: bool,
+    /// What the firmware's loads of the DWT cycle counter read (default: the scenario's
+    /// `cycle-counter`, else `zero`): `estimated` makes them read the estimated cycles.
+    #[arg(long, value_enum, value_name = "READS")]
+    cycle_counter: Option<CycleCounter>,
     #[command(flatten)]
     timing: TimingArgs,
     #[command(flatten)]
@@ -49,7 +53,7 @@ pub struct ProfileArgs {
 pub const DEFAULT_ELF_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
-    let (elf, board, profile_name, timeout, measure, loop_end) = match (&a.scenario, &a.elf) {
+    let (elf, board, profile_name, timeout, measure, loop_end, counter) = match (&a.scenario, &a.elf) {
         (None, Some(elf)) => {
             let name = a.board.as_deref().ok_or_else(|| Error::Input("--elf needs --board".into()))?;
             let board = args::board(name).map_err(Error::Input)?;
@@ -58,7 +62,8 @@ pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
                 measure.models.insert(board.name.to_string(), a.timing.model(board)?);
             }
             let timeout = a.timeout.unwrap_or(DEFAULT_ELF_TIMEOUT);
-            (elf.clone(), board, PREBUILT_PROFILE.to_string(), timeout, measure, a.loop_end)
+            let counter = a.cycle_counter.unwrap_or_default();
+            (elf.clone(), board, PREBUILT_PROFILE.to_string(), timeout, measure, a.loop_end, counter)
         }
         (Some(path), None) => {
             let mut s = Scenario::load(path)?;
@@ -70,11 +75,12 @@ pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
             // The cell's cycle model: the scenario's `timing:` and `model:` with the profile's.
             let measure = s.measure(&profile.name);
             let loop_end = a.loop_end || s.verdict.as_ref().is_some_and(|r| r.exit == ExitRule::Loop);
-            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout), measure, loop_end)
+            let counter = a.cycle_counter.unwrap_or(s.cycle_counter);
+            (elf, board, profile.name.clone(), a.timeout.unwrap_or(s.timeout), measure, loop_end, counter)
         }
         _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),
     };
-    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain, &measure, loop_end)?;
+    let result = crate::profile::profile(board, &elf, timeout, !a.contain.no_contain, &measure, loop_end, counter)?;
     std::fs::create_dir_all(&a.out).map_err(|e| Error::Input(format!("{}: {e}", a.out.display())))?;
     let stem = a.out.join(format!("{}-{profile_name}", board.name));
     let folded = stem.with_extension("folded");

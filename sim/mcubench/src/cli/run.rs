@@ -11,7 +11,7 @@ use super::args::{self, ContainArgs, Format, TimingArgs};
 use super::{Error, Exit};
 use crate::config::board::Board;
 use crate::config::rules::{ConsoleRules, ExitRule, Pattern, Record};
-use crate::config::scenario::{Budgets, Bytes, DEFAULT_TIMEOUT, Firmware, PREBUILT_PROFILE, Scenario};
+use crate::config::scenario::{Budgets, Bytes, CycleCounter, DEFAULT_TIMEOUT, Firmware, PREBUILT_PROFILE, Scenario};
 use crate::shard::Shard;
 use crate::{RunOptions, run_scenario};
 
@@ -90,6 +90,10 @@ pub struct RunArgs {
     /// every `kat` record is checked against it, so a forged `result=pass` fails.
     #[arg(long, requires = "elf", value_name = "FILE")]
     vectors: Option<PathBuf>,
+    /// What the firmware's loads of the DWT cycle counter read for --elf (as `cycle-counter:`
+    /// in a scenario): `zero`, as QEMU, or `estimated`, the estimated cycles, as on the board.
+    #[arg(long, requires = "elf", value_enum, value_name = "READS")]
+    cycle_counter: Option<CycleCounter>,
     #[command(flatten)]
     timing: TimingArgs,
     #[command(flatten)]
@@ -163,6 +167,7 @@ impl RunArgs {
                 }
                 s.restrict(&[], &self.profiles).map_err(Error::Input)?;
                 s.verdict = self.verdict.rules()?;
+                s.cycle_counter = self.cycle_counter.unwrap_or_default();
                 s
             }
             _ => unreachable!("clap enforces exactly one of SCENARIO and --elf"),

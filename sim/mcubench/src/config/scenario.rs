@@ -377,6 +377,9 @@ struct RawScenario {
     /// Record the lowest stack address written (per region and whole run) with store callbacks.
     #[serde(default, rename = "stack-probe")]
     stack_probe: bool,
+    /// What loads of the DWT cycle counter read.
+    #[serde(default, rename = "cycle-counter")]
+    cycle_counter: CycleCounter,
     /// Which static bound the `stack-static` budget checks.
     #[serde(default, rename = "stack-static-budget")]
     stack_static_budget: StackStaticBudget,
@@ -453,6 +456,17 @@ pub enum StackStaticBudget {
     ExcludingPanic,
 }
 
+/// What the firmware's loads of the DWT cycle counter (`DWT_CYCCNT`) read (`cycle-counter:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CycleCounter {
+    /// 0, as under QEMU, which does not model the counter (default).
+    #[default]
+    Zero,
+    /// The estimated cycles, as on the board (see [`crate::exec::counter`]).
+    Estimated,
+}
+
 #[derive(Debug, Clone)]
 pub struct Scenario {
     pub name: String,
@@ -467,6 +481,8 @@ pub struct Scenario {
     pub regions: Vec<RegionSpec>,
     /// Record the lowest stack address written (`stack-probe: true`).
     pub stack_probe: bool,
+    /// What loads of the DWT cycle counter read (`cycle-counter:`).
+    pub cycle_counter: CycleCounter,
     /// Which static bound the `stack-static` budget checks (`stack-static-budget:`).
     pub stack_static_budget: StackStaticBudget,
     /// Per-profile measurement settings ([`Scenario::measure`]).
@@ -762,6 +778,7 @@ impl Scenario {
             timeout: raw.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
             regions: raw.regions,
             stack_probe: raw.stack_probe,
+            cycle_counter: raw.cycle_counter,
             stack_static_budget: raw.stack_static_budget,
             measures,
             vectors,
@@ -809,6 +826,7 @@ impl Scenario {
             timeout,
             regions: Vec::new(),
             stack_probe: false,
+            cycle_counter: CycleCounter::Zero,
             stack_static_budget: StackStaticBudget::Sound,
             measures: IndexMap::new(),
             vectors: None,

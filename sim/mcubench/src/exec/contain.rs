@@ -132,9 +132,12 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     let channel_fds = channels.fds();
     let args = command_line(launch.board, &elf, launch.plugin, channel_fds, qmp_fd);
     let filter = seccomp::filter();
+    // The live cycle counter: QEMU's gdbstub on an inherited socket (see [`super::counter`]).
+    let gdb = launch.counter.map(|_| super::counter::GdbLink::new()).transpose().map_err(QemuError::Spawn)?;
+    let gdb_fd = gdb.as_ref().map(|g| g.fd());
 
     let mut cmd = Command::new(launch.qemu);
-    cmd.args(&args).current_dir(scratch.path()).env_clear();
+    cmd.args(&args).args(gdb.iter().flat_map(|g| g.args())).current_dir(scratch.path()).env_clear();
     if let Some(path) = std::env::var_os("PATH") {
         cmd.env("PATH", path);
     }
@@ -144,6 +147,11 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
             // The QMP and output-channel ends are close-on-exec (so no other child inherits
             // them); QEMU keeps its ends.
             if libc::fcntl(qmp_fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = gdb_fd
+                && libc::fcntl(fd, libc::F_SETFD, 0) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             channel_fds.inherit()?;
@@ -179,17 +187,43 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     };
     // At the timeout, first the monitor's view of the core (where it hangs, which exception),
     // once the guest runs (a timeout shorter than QEMU's start-up has no core to look at).
+    // The gdbstub link is set up before the guest starts, and starts it (QEMU 8.2 and later send
+    // a stop to the link only after it resumed the guest itself): see [`qmp::start_guest`].
+    let halt = super::counter::Halt::default();
+    let (ready, ready_in) = std::sync::mpsc::channel();
+    let (go, go_in) = std::sync::mpsc::channel::<()>();
+    let server = match (gdb, launch.counter) {
+        (Some(gdb), Some(live)) => {
+            let (ours, theirs) = gdb.split();
+            let (loads, file, halt) = (live.loads.to_vec(), live.file.to_path_buf(), halt.clone());
+            let thread = std::thread::spawn(move || {
+                let server = super::counter::prepare(ours, &loads);
+                let _ = ready.send(server.as_ref().map(|_| ()).map_err(Clone::clone));
+                let server = server?;
+                match go_in.recv() {
+                    Ok(()) => server.serve(&file, true, &halt),
+                    Err(_) => Ok(0),
+                }
+            });
+            Some((thread, theirs))
+        }
+        _ => None,
+    };
     let (replies, replies_in) = std::sync::mpsc::channel();
     let probe: qemu::Probe = {
         let monitor = qmp_ours.try_clone().map_err(QemuError::Spawn)?;
         let progress = progress.clone();
+        let halt = halt.clone();
         Box::new(move || {
+            // The counter's server leaves the guest stopped from here on.
+            *halt.lock().unwrap_or_else(|p| p.into_inner()) = true;
             progress.running.load(Ordering::SeqCst).then(|| qmp::core_state(monitor, &replies_in)).flatten()
         })
     };
     let starter = {
         let progress = progress.clone();
-        std::thread::spawn(move || qmp::start_guest(qmp_ours, &progress, &replies))
+        let link = server.is_some().then_some((ready_in, go));
+        std::thread::spawn(move || qmp::start_guest(qmp_ours, &progress, &replies, link))
     };
     // Short polls: a contained run is also how hostile firmware is timed.
     let run = qemu::execute(cmd, launch.timeout, (quit, Some(probe)), Duration::from_millis(20), channels);
@@ -198,6 +232,10 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     drop(listener_theirs);
     let refusals = listener.join().unwrap_or_else(|_| panic!("the seccomp listener thread panicked"));
     let start = starter.join().unwrap_or_else(|_| panic!("the QMP thread panicked"));
+    let counter = server.map(|(thread, theirs)| {
+        drop(theirs);
+        thread.join().unwrap_or_else(|_| Err("the cycle counter's thread panicked".into()))
+    });
     drop(scratch);
     let mut run = run?;
     if run.end == ProcessEnd::Exited(0) && progress.reset.load(Ordering::SeqCst) {
@@ -217,6 +255,7 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
         events_dropped: refusals.dropped,
         qemu_calls: refusals.qemu_calls,
         start_error,
+        counter,
     })
 }
 

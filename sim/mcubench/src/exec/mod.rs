@@ -4,6 +4,7 @@
 //! [`version`] says which QEMU runs and which plugin build it needs.
 
 pub mod contain;
+pub mod counter;
 pub mod plugin;
 pub mod qemu;
 pub mod scratch;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use crate::config::board::Board;
 pub use contain::SemihostingEvent;
+pub use counter::{CounterLoad, LiveCounter};
 pub use qemu::{ProcessEnd, QEMU, QemuError, QemuRun};
 
 /// One run to make: which ELF on which board, with what limits.
@@ -34,6 +36,8 @@ pub struct Launch<'a> {
     /// so the TCG plugin writes what it has) and kill its process group only if it has not exited
     /// [`QUIT_GRACE`] later. Off by default: a timed-out run is killed at once.
     pub quit_on_timeout: bool,
+    /// Make the DWT cycle counter live (see [`counter`]): needs the plugin with `counter=`.
+    pub counter: Option<LiveCounter<'a>>,
 }
 
 /// How long QEMU may take to quit at the timeout when [`Launch::quit_on_timeout`] asks it to:
@@ -44,7 +48,16 @@ pub const QUIT_GRACE: Duration = Duration::from_secs(5);
 impl<'a> Launch<'a> {
     /// A contained run of `elf` on `board` without the plugin.
     pub fn new(board: &'a Board, elf: &'a Path, timeout: Duration) -> Launch<'a> {
-        Launch { qemu: version::program(), board, elf, timeout, plugin: None, contain: true, quit_on_timeout: false }
+        Launch {
+            qemu: version::program(),
+            board,
+            elf,
+            timeout,
+            plugin: None,
+            contain: true,
+            quit_on_timeout: false,
+            counter: None,
+        }
     }
 
     pub fn with_plugin(self, plugin: Option<&'a str>) -> Launch<'a> {
@@ -61,6 +74,10 @@ impl<'a> Launch<'a> {
 
     pub fn quit_on_timeout(self, quit_on_timeout: bool) -> Launch<'a> {
         Launch { quit_on_timeout, ..self }
+    }
+
+    pub fn with_counter(self, counter: Option<LiveCounter<'a>>) -> Launch<'a> {
+        Launch { counter, ..self }
     }
 
     /// The grace QEMU gets to quit at the timeout, if it is asked to.
@@ -86,6 +103,8 @@ pub struct Execution {
     /// Why QEMU never started the guest, when it stayed alive without doing so (a QMP failure);
     /// `None` when the guest started or QEMU ended by itself first (its stderr says why).
     pub start_error: Option<String>,
+    /// With the live cycle counter: the reads it served, or why it stopped serving them.
+    pub counter: Option<counter::Service>,
 }
 
 /// Runs `launch` and collects what happened, without judging it.
@@ -93,7 +112,7 @@ pub fn execute(launch: &Launch<'_>) -> Result<Execution, QemuError> {
     if launch.contain {
         contain::run_contained(launch)
     } else {
-        let run = qemu::run_uncontained(launch)?;
-        Ok(Execution { run, events: Vec::new(), events_dropped: 0, qemu_calls: Vec::new(), start_error: None })
+        let (run, counter) = qemu::run_uncontained(launch)?;
+        Ok(Execution { run, events: Vec::new(), events_dropped: 0, qemu_calls: Vec::new(), start_error: None, counter })
     }
 }

@@ -256,18 +256,53 @@ fn kill_group(pid: u32) {
 }
 
 /// Runs `launch` without containment (trusted firmware only): semihosting reaches the host.
-pub(crate) fn run_uncontained(launch: &super::Launch<'_>) -> Result<QemuRun, QemuError> {
+/// With the live cycle counter, QEMU is held at reset until the gdbstub link is set up, and the
+/// link's server starts the guest.
+pub(crate) fn run_uncontained(
+    launch: &super::Launch<'_>,
+) -> Result<(QemuRun, Option<super::counter::Service>), QemuError> {
     use std::os::unix::process::CommandExt;
     let channels = Channels::new().map_err(QemuError::Spawn)?;
     let fds = channels.fds();
     let mut cmd = Command::new(launch.qemu);
     cmd.args(command_line(launch.board, launch.elf, launch.plugin, Some(fds)));
+    let gdb = launch.counter.map(|_| super::counter::GdbLink::new()).transpose().map_err(QemuError::Spawn)?;
+    let gdb_fd = gdb.as_ref().map(|g| g.fd());
+    if let Some(g) = &gdb {
+        cmd.arg("-S").args(g.args());
+    }
     // SAFETY: only fcntl between fork and exec.
     unsafe {
-        cmd.pre_exec(move || fds.inherit());
+        cmd.pre_exec(move || {
+            if let Some(fd) = gdb_fd
+                && libc::fcntl(fd, libc::F_SETFD, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            fds.inherit()
+        });
     }
+    let server = match (gdb, launch.counter) {
+        (Some(gdb), Some(live)) => {
+            let (ours, theirs) = gdb.split();
+            let (loads, file) = (live.loads.to_vec(), live.file.to_path_buf());
+            Some((
+                std::thread::spawn(move || {
+                    let halt = super::counter::Halt::default();
+                    super::counter::prepare(ours, &loads)?.serve(&file, true, &halt)
+                }),
+                theirs,
+            ))
+        }
+        _ => None,
+    };
     let quit = launch.quit_grace().map(Quit::by_signal);
-    execute(cmd, launch.timeout, (quit, None), Duration::from_millis(50), channels)
+    let run = execute(cmd, launch.timeout, (quit, None), Duration::from_millis(50), channels);
+    let counter = server.map(|(thread, theirs)| {
+        drop(theirs);
+        thread.join().unwrap_or_else(|_| Err("the cycle counter's thread panicked".into()))
+    });
+    Ok((run?, counter))
 }
 
 /// The one way QEMU is run, contained or not: `cmd` (QEMU with its arguments and any set-up)

@@ -341,7 +341,7 @@ fn polled(s: &CoreState, image: &ElfImage, decoder: &Decoder) -> Option<(u32, Ve
 /// given the registers `known` before the first.
 fn loads<'a>(image: &ElfImage, insns: impl IntoIterator<Item = &'a Insn>, known: [Option<u32>; 16]) -> Vec<u32> {
     let accesses = mcubench_stack::frame::constant_accesses(image, insns, known);
-    accesses.into_iter().filter(|&(_, store)| !store).map(|(addr, _)| addr).collect()
+    accesses.into_iter().filter(|(insn, _)| insn.mem.is_some_and(|m| !m.store)).map(|(_, addr)| addr).collect()
 }
 
 /// The name of exception `n`.

@@ -171,6 +171,10 @@ pub struct CellReport {
     /// reads (QEMU's counter reads 0), per pair of reading instructions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cycle_counter: Vec<CounterInterval>,
+    /// With `cycle-counter: estimated`: how many of the firmware's loads of the counter read the
+    /// estimate (the rest read 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_counter_served: Option<u64>,
     /// Per row of the scenario's `table:`, what the ELF shows (code, static stack, header and
     /// signature sizes); the measured columns come from the row's KATs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -297,6 +301,7 @@ impl CellReport {
             budgets: Vec::new(),
             regions: Vec::new(),
             cycle_counter: Vec::new(),
+            cycle_counter_served: None,
             table_rows: Vec::new(),
             instructions_total: None,
             cycles_total: None,

@@ -314,9 +314,14 @@ impl RunReport {
         if self.cells.iter().all(|c| c.cycle_counter.is_empty()) {
             return String::new();
         }
-        let mut out = String::from(
-            "\nDWT cycle counter (CYCCNT reads 0 under QEMU): est. cycles from each read or write of it to the next \
-             read, what the firmware would read on the board (f#n: the n-th access in function f, by address)\n",
+        let reads = if self.cells.iter().any(|c| c.cycle_counter_served.is_some()) {
+            "live: its loads read the estimated cycles"
+        } else {
+            "CYCCNT reads 0 under QEMU"
+        };
+        let mut out = format!(
+            "\nDWT cycle counter ({reads}): est. cycles from each read or write of it to the next read, what the \
+             firmware would read on the board (f#n: the n-th access in function f, by address)\n",
         );
         let clocked = self.cells.iter().any(|c| c.clock_hz.is_some() && !c.cycle_counter.is_empty());
         let mut header: Vec<String> =

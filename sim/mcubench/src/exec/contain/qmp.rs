@@ -59,7 +59,8 @@ pub(super) struct Progress {
     pub reset: AtomicBool,
 }
 
-/// Runs the QMP conversation (setting `progress` as it goes), then reads QMP messages until QEMU
+/// Runs the QMP conversation (setting `progress` as it goes; with `gdb`, the live cycle
+/// counter's link, whose readiness it waits for and which it lets start the guest), then reads QMP messages until QEMU
 /// closes the socket, so that a reset loop's events cannot fill it: events are dropped but for
 /// a reset's `SHUTDOWN`, replies to commands with an `id` go to `replies` ([`core_state`] waits
 /// for them, and is asked only once the guest runs: before that, its commands would cross the
@@ -69,15 +70,27 @@ pub(super) fn start_guest(
     stream: UnixStream,
     progress: &Progress,
     replies: &Sender<serde_json::Value>,
+    gdb: Option<crate::exec::counter::LinkStart>,
 ) -> Result<(), String> {
     let writer = stream.try_clone().map_err(|e| format!("QMP socket: {e}"))?;
     let mut monitor = Monitor { lines: BufReader::new(stream).lines(), writer };
     monitor.expect("QMP", "its greeting")?;
     monitor.execute("qmp_capabilities")?;
     monitor.expect("return", "qmp_capabilities")?;
-    progress.guest_started.store(true, Ordering::SeqCst);
-    monitor.execute("cont")?;
-    monitor.expect("return", "cont")?;
+    match gdb {
+        // The live cycle counter: its breakpoints are set before the guest runs, and its gdbstub
+        // link starts the guest (QEMU 8.2 and later send stops only to a link that resumed it).
+        Some((ready, go)) => {
+            ready.recv().map_err(|_| "the cycle counter's thread ended".to_string())??;
+            progress.guest_started.store(true, Ordering::SeqCst);
+            go.send(()).map_err(|_| "the cycle counter's thread ended".to_string())?;
+        }
+        None => {
+            progress.guest_started.store(true, Ordering::SeqCst);
+            monitor.execute("cont")?;
+            monitor.expect("return", "cont")?;
+        }
+    }
     progress.running.store(true, Ordering::SeqCst);
     while let Ok(Some(message)) = monitor.next() {
         if message.get("id").is_some() {
