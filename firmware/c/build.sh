@@ -158,7 +158,8 @@ NFLAGS=(-mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction
 echo "built $OUT/newlib-calltree*.elf"
 # cyccnt: a board benchmark that times crc32 with the DWT cycle counter and prints the difference
 # (newlib, rdimon, firmware/c/newlib's start-up); cyccnt-2000 polls the counter 1000 times more;
-# cyccnt-wait first waits on the counter, which never ends under QEMU; cyccnt-slower times a
+# cyccnt-wait first waits on the counter, which never ends under QEMU (unless the counter is live:
+# `cycle-counter: estimated`); cyccnt-slower times a
 # slower call with the reads moved (the base and head of a diff); cyccnt-reset zeroes the counter
 # before each timed call instead of reading it.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" -o "$OUT/cyccnt.elf"
@@ -171,6 +172,12 @@ echo "built $OUT/newlib-calltree*.elf"
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DRESET_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
     -o "$OUT/cyccnt-reset.elf"
 echo "built $OUT/cyccnt{,-2000,-wait,-slower,-reset}.elf"
+# cyccnt-wait-m33: cyccnt-wait for the Cortex-M33 of mps2-an505 (two cores, the second held off).
+"$CC" -mcpu=cortex-m33 -mfloat-abi=soft -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections \
+    -fdata-sections -nostartfiles --specs=rdimon.specs -T "$HERE/link.ld" -L "$LINKER/mps2-an505" -Wl,--gc-sections \
+    -Wl,--defsym=end=__bss_end -DNEWLIB_RDIMON -DWAIT_ON_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
+    -o "$OUT/cyccnt-wait-m33.elf"
+echo "built $OUT/cyccnt-wait-m33.elf"
 # clock-wait: an STM32F4 clock start-up that waits for the crystal (RCC_CR.HSERDY), which QEMU's
 # netduinoplus2 never reports ready; printf on USART1; linked for the part's flash at 0x08000000.
 "$CC" -mcpu=cortex-m4 -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections \

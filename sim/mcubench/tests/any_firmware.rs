@@ -709,10 +709,13 @@ fn the_live_cycle_counter_makes_the_firmware_print_the_estimate(#[case] fw: &str
 
 /// A delay on the counter (`cyccnt-wait`: `while (DWT->CYCCNT - start < 1000)`), which hangs
 /// where the counter reads 0, ends with `cycle-counter: estimated`: the firmware runs on and
-/// exits 0, after polling until 1000 estimated cycles had passed, as on the board.
-#[test]
-fn a_wait_on_the_live_cycle_counter_ends() {
-    let yaml = elf_yaml("cyccnt-wait", "mps2-an386", "verdict: { exit: 0 }\ncycle-counter: estimated\ntimeout: 20 s\n");
+/// exits 0, after polling until 1000 estimated cycles had passed, as on the board. Also on the
+/// Cortex-M33 of mps2-an505, whose second core QEMU's gdbstub shows as a second thread.
+#[rstest::rstest]
+#[case("cyccnt-wait", "mps2-an386")]
+#[case("cyccnt-wait-m33", "mps2-an505")]
+fn a_wait_on_the_live_cycle_counter_ends(#[case] fw: &str, #[case] board: &str) {
+    let yaml = elf_yaml(fw, board, "verdict: { exit: 0 }\ncycle-counter: estimated\ntimeout: 20 s\n");
     let (_dir, s) = scenario_file(&yaml);
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(0), "{raw}");

@@ -1083,6 +1083,11 @@ timeout: 20 s
     #[case("{ cargo: fw, features: [std-vectors] }", "{ cargo: fw, elf: app.elf }", "exactly one of")]
     #[case("{ cargo: fw, features: [std-vectors] }", "{ }", "exactly one of")]
     #[case("name: kat", "name: \"\"", "`name` is empty")]
+    #[case(
+        "name: kat",
+        "name: kat\ncycle-counter: yes",
+        ":2:16: cycle-counter: unknown variant `yes`, expected `zero` or `estimated`"
+    )]
     fn bad_values_get_a_clear_error(#[case] from: &str, #[case] to: &str, #[case] expected: &str) {
         let dir = fixture_dir();
         let err = load(&dir, &GOOD.replace(from, to)).unwrap_err();
