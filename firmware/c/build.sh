@@ -159,7 +159,7 @@ echo "built $OUT/newlib-calltree*.elf"
 # cyccnt: a board benchmark that times crc32 with the DWT cycle counter and prints the difference
 # (newlib, rdimon, firmware/c/newlib's start-up); cyccnt-2000 polls the counter 1000 times more;
 # cyccnt-wait first waits on the counter, which never ends under QEMU (unless the counter is live:
-# `cycle-counter: estimated`); cyccnt-slower times a
+# `cycle-counter: estimated`), cyccnt-longwait waits 10^8 cycles; cyccnt-slower times a
 # slower call with the reads moved (the base and head of a diff); cyccnt-reset zeroes the counter
 # before each timed call instead of reading it.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" -o "$OUT/cyccnt.elf"
@@ -171,7 +171,9 @@ echo "built $OUT/newlib-calltree*.elf"
     -o "$OUT/cyccnt-slower.elf"
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DRESET_COUNTER "$HERE/newlib/startup.c" "$HERE/cyccnt/main.c" \
     -o "$OUT/cyccnt-reset.elf"
-echo "built $OUT/cyccnt{,-2000,-wait,-slower,-reset}.elf"
+"$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON -DWAIT_ON_COUNTER -DDELAY=100000000 "$HERE/newlib/startup.c" \
+    "$HERE/cyccnt/main.c" -o "$OUT/cyccnt-longwait.elf"
+echo "built $OUT/cyccnt{,-2000,-wait,-longwait,-slower,-reset}.elf"
 # cyccnt-wait-m33: cyccnt-wait for the Cortex-M33 of mps2-an505 (two cores, the second held off).
 "$CC" -mcpu=cortex-m33 -mfloat-abi=soft -mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections \
     -fdata-sections -nostartfiles --specs=rdimon.specs -T "$HERE/link.ld" -L "$LINKER/mps2-an505" -Wl,--gc-sections \

@@ -10,8 +10,9 @@
  * - poll(): reads the counter SPINS times in a loop (a device read per iteration); -DSPINS=2000
  *   builds the same firmware with 1000 more iterations, so two builds differ by exactly 1000
  *   iterations of that loop.
- * -DWAIT_ON_COUNTER first waits 1000 cycles on the counter, as a driver's delay does: under
- * QEMU, where the counter stays 0, that wait never ends (it does with `cycle-counter: estimated`).
+ * -DWAIT_ON_COUNTER first waits DELAY (1000) cycles on the counter, as a driver's delay does:
+ * under QEMU, where the counter stays 0, that wait never ends (it does with `cycle-counter:
+ * estimated`; -DDELAY=100000000, 0.6 s at 168 MHz, takes hours there: each poll stops QEMU).
  * -DRESET_COUNTER times the calls the other common way: it zeroes the counter before the call
  * (`DWT->CYCCNT = 0`) and prints what it reads after it.
  * -DCRC_BYTES=80 -DWARMUP is the pull request that makes the timed call slower (80 bytes a call
@@ -27,6 +28,9 @@
 
 #ifndef SPINS
 #define SPINS 1000
+#endif
+#ifndef DELAY
+#define DELAY 1000
 #endif
 #ifndef CRC_BYTES
 #define CRC_BYTES 64
@@ -87,7 +91,7 @@ int main(void)
     DEMCR |= 1u << 24;
     DWT_CTRL |= 1u;
 #ifdef WAIT_ON_COUNTER
-    delay_cycles(1000);
+    delay_cycles(DELAY);
 #endif
     for (int i = 0; i < 256; i++) buf[i] = (uint8_t)(i * 31 + 7);
     bench_crc32();

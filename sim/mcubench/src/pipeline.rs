@@ -391,8 +391,11 @@ fn measure_cell(
         .contained(contained)
         .with_counter(live);
     let execution = exec::execute(&launch).map_err(|e| setup_error(e.to_string()))?;
+    // How many loads were served; not for a run cut by the timeout, whose count depends on the
+    // machine's speed (reports of the same ELF and scenario are byte-identical).
     report.cycle_counter_served = match &execution.counter {
         Some(Err(e)) => return Err(setup_error(format!("cycle-counter: estimated: {e}"))),
+        _ if execution.run.end == exec::ProcessEnd::TimedOut => None,
         Some(Ok(served)) => Some(*served),
         None => live_counter.then_some(0),
     };
@@ -444,18 +447,17 @@ fn measure_cell(
         };
         if waiting {
             let readers = readers.join(", ");
-            verdict.message.push_str(&match report.cycle_counter_served {
-                None => format!(
+            verdict.message.push_str(&match live_counter {
+                false => format!(
                     "; the firmware reads the DWT cycle counter (in {readers}), which stays 0 under QEMU, so a wait on \
                      it never ends; `cycle-counter: estimated` (`--cycle-counter estimated`) makes its loads read the \
                      estimated cycles (see the guide's \"Firmware that times itself with the DWT cycle counter\")"
                 ),
-                Some(served) => format!(
-                    "; the firmware reads the DWT cycle counter (in {readers}): {served} of its loads read the \
-                     estimated cycles (`cycle-counter: estimated`) before the time ran out; a load the code scan does \
-                     not find reads 0, and each load costs about a millisecond here, so a long delay on the counter \
-                     needs a longer `timeout` (see the guide's \"Firmware that times itself with the DWT cycle \
-                     counter\")"
+                true => format!(
+                    "; the firmware reads the DWT cycle counter (in {readers}), whose loads read the estimated cycles \
+                     (`cycle-counter: estimated`) but for those the code scan does not find, which read 0; each load \
+                     costs about a millisecond here, so a long delay on the counter needs a longer `timeout` (see \
+                     the guide's \"Firmware that times itself with the DWT cycle counter\")"
                 ),
             });
         }

@@ -737,6 +737,26 @@ fn a_wait_on_the_live_cycle_counter_ends(#[case] fw: &str, #[case] board: &str) 
     assert!(table.contains("DWT cycle counter (live: its loads read the estimated cycles)"), "{table}");
 }
 
+/// A delay on the live counter longer than the scenario's `timeout` (`cyccnt-longwait`: 10^8
+/// cycles, a stop of QEMU per poll) is a timeout that says the loads read the estimate and why the
+/// time ran out; how many loads ran before it is left out, so two runs give the same report.
+#[test]
+fn a_long_wait_on_the_live_cycle_counter_times_out_the_same_every_time() {
+    let yaml =
+        elf_yaml("cyccnt-longwait", "mps2-an386", "verdict: { exit: 0 }\ncycle-counter: estimated\ntimeout: 1 s\n");
+    let (_dir, s) = scenario_file(&yaml);
+    let (_, json, raw) = run_json(&s, &[]);
+    let cell = one_cell(&json);
+    assert_eq!(cell["verdict"]["outcome"], "timeout", "{raw}");
+    let message = cell["verdict"]["message"].as_str().unwrap();
+    assert!(message.contains("the core was in delay_cycles"), "{message}");
+    assert!(message.contains("whose loads read the estimated cycles (`cycle-counter: estimated`)"), "{message}");
+    assert!(message.contains("a long delay on the counter needs a longer `timeout`"), "{message}");
+    assert!(cell.get("cycle_counter_served").is_none(), "{cell}");
+    let (_, again, _) = run_json(&s, &[]);
+    assert_eq!(again, json);
+}
+
 /// The end at a loop on the other core models: the Cortex-M0 (microbit, ARMv6-M) and the
 /// Cortex-M33 on mps2-an505, whose second core is held off (the plugin exits from vCPU 0's
 /// thread): the run ends at libnosys's `_exit`, with the same counts every time.
