@@ -22,19 +22,19 @@ fn kat_elf(board: &str, profile: &str) -> (std::path::PathBuf, &'static mcubench
     (mcubench::build::build(&firmware, &root, s.boards[0], &s.profiles[0]).unwrap(), s.boards[0])
 }
 
+/// The profile of a contained run of `elf` with the cell's cycle model `measure`, within 30 s.
+fn contained_profile(
+    board: &mcubench::Board,
+    elf: &std::path::Path,
+    measure: &mcubench::config::scenario::Measure,
+) -> mcubench::profile::Profile {
+    mcubench::profile::profile(board, elf, Duration::from_secs(30), true, measure, false, Default::default()).unwrap()
+}
+
 #[test]
 fn kat_firmware_profile_has_keccak_and_aes_and_adds_up() {
     let (elf, board) = kat_elf("mps2-an386", "speed");
-    let p = mcubench::profile::profile(
-        board,
-        &elf,
-        Duration::from_secs(30),
-        true,
-        &Default::default(),
-        false,
-        Default::default(),
-    )
-    .unwrap();
+    let p = contained_profile(board, &elf, &Default::default());
     eprintln!("{}", p.table(15));
     let self_sum: u64 = p.functions.iter().map(|f| f.self_cycles).sum();
     assert_eq!(self_sum, p.cycles, "self cycles sum to the whole run");
@@ -63,21 +63,11 @@ fn the_profile_uses_the_cells_timing_profile() {
     let cell = &report.cells[0];
     let (elf, board) = kat_elf("mps2-an386", "speed");
     let measure = scenario.measure("speed");
-    let p = mcubench::profile::profile(board, &elf, Duration::from_secs(30), true, &measure, false, Default::default())
-        .unwrap();
+    let p = contained_profile(board, &elf, &measure);
     assert!(p.model.contains("memory system: flash"), "{}", p.model);
     assert_eq!(Some(&p.model), cell.cycle_model.as_ref());
     assert_eq!(Some(p.cycles), cell.cycles_total, "the profile's whole-run cycles are the run's");
-    let bare = mcubench::profile::profile(
-        board,
-        &elf,
-        Duration::from_secs(30),
-        true,
-        &Default::default(),
-        false,
-        Default::default(),
-    )
-    .unwrap();
+    let bare = contained_profile(board, &elf, &Default::default());
     assert!(p.cycles > bare.cycles, "5 wait states cost cycles: {} vs {} at 0 WS", p.cycles, bare.cycles);
     // At the profile's clock, times as the run report gives them; the bare core has no clock.
     assert_eq!((p.clock_hz, bare.clock_hz), (Some(168_000_000), None));

@@ -185,30 +185,17 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
         }
         None => None,
     };
-    // At the timeout, first the monitor's view of the core (where it hangs, which exception),
-    // once the guest runs (a timeout shorter than QEMU's start-up has no core to look at).
-    // The gdbstub link is set up before the guest starts, and starts it (QEMU 8.2 and later send
-    // a stop to the link only after it resumed the guest itself): see [`qmp::start_guest`].
+    // The gdbstub link is set up before the guest starts, and starts it once the QMP thread says
+    // so (see [`qmp::start_guest`]).
     let halt = super::counter::Halt::default();
     let (ready, ready_in) = std::sync::mpsc::channel();
     let (go, go_in) = std::sync::mpsc::channel::<()>();
     let server = match (gdb, launch.counter) {
-        (Some(gdb), Some(live)) => {
-            let (ours, theirs) = gdb.split();
-            let (loads, file, halt) = (live.loads.to_vec(), live.file.to_path_buf(), halt.clone());
-            let thread = std::thread::spawn(move || {
-                let server = super::counter::prepare(ours, &loads);
-                let _ = ready.send(server.as_ref().map(|_| ()).map_err(Clone::clone));
-                let server = server?;
-                match go_in.recv() {
-                    Ok(()) => server.serve(&file, true, &halt),
-                    Err(_) => Ok(0),
-                }
-            });
-            Some((thread, theirs))
-        }
+        (Some(gdb), Some(live)) => Some(super::counter::spawn(gdb, live, halt.clone(), Some(ready), Some(go_in))),
         _ => None,
     };
+    // At the timeout, first the monitor's view of the core (where it hangs, which exception),
+    // once the guest runs (a timeout shorter than QEMU's start-up has no core to look at).
     let (replies, replies_in) = std::sync::mpsc::channel();
     let probe: qemu::Probe = {
         let monitor = qmp_ours.try_clone().map_err(QemuError::Spawn)?;
@@ -232,10 +219,7 @@ pub(crate) fn run_contained(launch: &Launch<'_>) -> Result<Execution, QemuError>
     drop(listener_theirs);
     let refusals = listener.join().unwrap_or_else(|_| panic!("the seccomp listener thread panicked"));
     let start = starter.join().unwrap_or_else(|_| panic!("the QMP thread panicked"));
-    let counter = server.map(|(thread, theirs)| {
-        drop(theirs);
-        thread.join().unwrap_or_else(|_| Err("the cycle counter's thread panicked".into()))
-    });
+    let counter = super::counter::join(server);
     drop(scratch);
     let mut run = run?;
     if run.end == ProcessEnd::Exited(0) && progress.reset.load(Ordering::SeqCst) {

@@ -40,7 +40,7 @@ pub struct LiveCounter<'a> {
 /// The chardev id of the gdbstub's socket.
 const CHARDEV_ID: &str = "mcubench-gdb";
 
-/// The gdbstub's socket: QEMU's end is inherited, the runner keeps the other.
+/// The gdbstub's socket: QEMU's end is inherited, the runner keeps the other ([`spawn`]).
 pub(crate) struct GdbLink {
     ours: UnixStream,
     theirs: UnixStream,
@@ -65,11 +65,6 @@ impl GdbLink {
             "-gdb".into(),
             format!("chardev:{CHARDEV_ID}"),
         ]
-    }
-
-    /// Splits into the runner's end and QEMU's (to drop once QEMU has it).
-    pub(crate) fn split(self) -> (UnixStream, UnixStream) {
-        (self.ours, self.theirs)
     }
 }
 
@@ -129,9 +124,45 @@ impl Remote {
     }
 }
 
+/// Serves `live` on a thread of its own, over `link`: sets the link up (QEMU held at reset),
+/// says how that went on `ready`, waits for `go` when given (a contained run starts the guest only
+/// once the runner is ready for its semihosting calls), then resumes the guest and serves its
+/// loads until QEMU ends. Returns the thread and QEMU's end of the link, to drop once QEMU has it.
+pub(crate) fn spawn(
+    link: GdbLink,
+    live: LiveCounter<'_>,
+    halt: Halt,
+    ready: Option<std::sync::mpsc::Sender<Result<(), String>>>,
+    go: Option<std::sync::mpsc::Receiver<()>>,
+) -> (std::thread::JoinHandle<Service>, UnixStream) {
+    let (ours, theirs) = (link.ours, link.theirs);
+    let (loads, file) = (live.loads.to_vec(), live.file.to_path_buf());
+    let thread = std::thread::spawn(move || {
+        let server = prepare(ours, &loads);
+        if let Some(ready) = ready {
+            let _ = ready.send(server.as_ref().map(|_| ()).map_err(Clone::clone));
+        }
+        let server = server?;
+        if go.is_some_and(|go| go.recv().is_err()) {
+            return Ok(0);
+        }
+        server.serve(&file, &halt)
+    });
+    (thread, theirs)
+}
+
+/// The reads served by the thread of [`spawn`], once QEMU has gone (`theirs`, QEMU's end of the
+/// link, is dropped first so that the thread sees the link end).
+pub(crate) fn join(server: Option<(std::thread::JoinHandle<Service>, UnixStream)>) -> Option<Service> {
+    server.map(|(thread, theirs)| {
+        drop(theirs);
+        thread.join().unwrap_or_else(|_| Err("the cycle counter's thread panicked".into()))
+    })
+}
+
 /// Sets up the link (QEMU held at reset): reads the target description, which QEMU wants read
 /// before it reads or writes single registers, and puts a breakpoint on each load.
-pub(crate) fn prepare(stream: UnixStream, loads: &[CounterLoad]) -> Result<Server, String> {
+fn prepare(stream: UnixStream, loads: &[CounterLoad]) -> Result<Server, String> {
     let writer = stream.try_clone().map_err(|e| format!("gdbstub: {e}"))?;
     let mut remote = Remote { reader: BufReader::new(stream), writer };
     remote.ask("qSupported:xmlRegisters=arm")?;
@@ -154,17 +185,17 @@ pub(crate) fn prepare(stream: UnixStream, loads: &[CounterLoad]) -> Result<Serve
 }
 
 /// The prepared link, serving the loads while the guest runs.
-pub(crate) struct Server {
+struct Server {
     remote: Remote,
     loads: Vec<CounterLoad>,
 }
 
 impl Server {
-    /// Serves every stop at a load until QEMU ends (or `halt`); `start`: resume the guest first
-    /// (an uncontained run, which QEMU holds at reset for the link). Returns the reads served.
-    pub(crate) fn serve(mut self, file: &Path, start: bool, halt: &Halt) -> Result<u64, String> {
+    /// Resumes the guest (QEMU 8.2 and later send stops only to a link that resumed it), then
+    /// serves every stop at a load until QEMU ends (or `halt`). Returns the reads served.
+    fn serve(mut self, file: &Path, halt: &Halt) -> Result<u64, String> {
         let mut served = 0u64;
-        let mut stop = if start { self.remote.ask("c")? } else { self.next()? };
+        let mut stop = self.remote.ask("c")?;
         loop {
             // `T05`: a breakpoint; anything else (the timeout's stop, the exit) ends the service.
             if !stop.starts_with("T05") {

@@ -283,25 +283,12 @@ pub(crate) fn run_uncontained(
         });
     }
     let server = match (gdb, launch.counter) {
-        (Some(gdb), Some(live)) => {
-            let (ours, theirs) = gdb.split();
-            let (loads, file) = (live.loads.to_vec(), live.file.to_path_buf());
-            Some((
-                std::thread::spawn(move || {
-                    let halt = super::counter::Halt::default();
-                    super::counter::prepare(ours, &loads)?.serve(&file, true, &halt)
-                }),
-                theirs,
-            ))
-        }
+        (Some(gdb), Some(live)) => Some(super::counter::spawn(gdb, live, Default::default(), None, None)),
         _ => None,
     };
     let quit = launch.quit_grace().map(Quit::by_signal);
     let run = execute(cmd, launch.timeout, (quit, None), Duration::from_millis(50), channels);
-    let counter = server.map(|(thread, theirs)| {
-        drop(theirs);
-        thread.join().unwrap_or_else(|_| Err("the cycle counter's thread panicked".into()))
-    });
+    let counter = super::counter::join(server);
     Ok((run?, counter))
 }
 

@@ -59,9 +59,9 @@ pub(super) struct Progress {
     pub reset: AtomicBool,
 }
 
-/// Runs the QMP conversation (setting `progress` as it goes; with `gdb`, the live cycle
-/// counter's link, whose readiness it waits for and which it lets start the guest), then reads QMP messages until QEMU
-/// closes the socket, so that a reset loop's events cannot fill it: events are dropped but for
+/// Runs the QMP conversation (setting `progress` as it goes; with `gdb`, the live cycle counter's
+/// link, it waits for the link to be ready and lets it start the guest), then reads QMP messages
+/// until QEMU closes the socket, so that a reset loop's events cannot fill it: events are dropped but for
 /// a reset's `SHUTDOWN`, replies to commands with an `id` go to `replies` ([`core_state`] waits
 /// for them, and is asked only once the guest runs: before that, its commands would cross the
 /// negotiation). An error means QEMU closed the link or answered unexpectedly before the guest
