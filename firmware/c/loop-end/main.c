@@ -1,7 +1,8 @@
 /* The smallest board firmware: some work, then main returns into newlib's exit, whose libnosys
  * `_exit` is a branch to itself. Built for the Cortex-M0 (microbit) and the Cortex-M33
  * (mps2-an505, the two-core SSE-200 board) by firmware/c/build.sh, for the end of a run at that
- * loop (`verdict.exit: loop`) on every core model. */
+ * loop (`verdict.exit: loop`) on every core model. -DIDLE_WFI ends in an idle loop instead,
+ * `while (1) { __WFI(); }`, where QEMU's core sleeps for good (no interrupt is enabled). */
 #include <stdint.h>
 
 volatile uint32_t acc;
@@ -9,5 +10,8 @@ volatile uint32_t acc;
 int main(void)
 {
     for (uint32_t i = 0; i < 1000; i++) acc += i * 3u;
+#ifdef IDLE_WFI
+    for (;;) __asm__ volatile("wfi");
+#endif
     return 0;
 }

@@ -380,6 +380,12 @@ fn measure_cell(
         trace: options.trace.as_ref().map(|dir| dir.join(format!("cell-{}.trace", cell.index))),
         loop_end,
         counter: live.map(|l| l.file.to_path_buf()),
+        idle: match loop_end {
+            true => mcubench_thumb::Decoder::for_core(priced.core)
+                .map(|d| plugin::idle_loops(&image, &d))
+                .map_err(|e| setup_error(format!("verdict.exit: loop: no decoder for {}: {e}", priced.core)))?,
+            false => Vec::new(),
+        },
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 

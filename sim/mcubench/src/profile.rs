@@ -117,6 +117,12 @@ pub fn profile(
         memory: model.memory.clone(),
         loop_end,
         counter: live.map(|l| l.file.to_path_buf()),
+        idle: match loop_end {
+            true => mcubench_thumb::Decoder::for_core(model.core)
+                .map(|d| plugin::idle_loops(&image, &d))
+                .map_err(|e| Setup(format!("--loop-end: no decoder for {}: {e}", model.core)))?,
+            false => Vec::new(),
+        },
         ..PluginArgs::new(&out)
     };
     let option = args.to_option(&so);

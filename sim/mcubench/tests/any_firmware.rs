@@ -757,6 +757,38 @@ fn a_long_wait_on_the_live_cycle_counter_times_out_the_same_every_time() {
     assert_eq!(again, json);
 }
 
+/// Board firmware that ends in an idle loop, `while (1) { __WFI(); }` (`loop-end-wfi`; GCC
+/// unrolls it to `wfi; wfi; b`), where QEMU's core sleeps for good (no interrupt is enabled): with
+/// `exit: loop` the run ends before the core sleeps, at the loop's first WFI, with the same counts
+/// every time; without it the timeout says the core sleeps in that idle loop and how to end there.
+#[test]
+fn a_run_ends_at_an_idle_loop_on_wfi() {
+    let image = mcubench_elf::ElfImage::read(&common::c_firmware("loop-end-wfi")).unwrap();
+    let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
+    let idle = mcubench::exec::plugin::idle_loops(&image, &decoder);
+    assert!(!idle.is_empty() && idle.iter().all(|&a| image.symbolize(u64::from(a)).unwrap().0 == "main"), "{idle:x?}");
+    let (_dir, s) = scenario_file(&elf_yaml("loop-end-wfi", "mps2-an386", "verdict: { exit: loop }\n"));
+    let (code, json, raw) = run_json(&s, &[]);
+    assert_eq!(code, Some(0), "{raw}");
+    let cell = one_cell(&json);
+    assert_eq!(
+        cell["loop_end"].as_str().unwrap(),
+        format!("0x{:08x} (main+0x{:x})", idle[0], idle[0] - image.symbol("main").unwrap().address as u32),
+        "{raw}"
+    );
+    // The work: 1000 passes of the loop, a few instructions each.
+    let insns = cell["instructions_total"].as_u64().unwrap();
+    assert!((3000..10_000).contains(&insns), "{insns}");
+    let (_, again, _) = run_json(&s, &[]);
+    assert_eq!(again, json, "two runs, one report");
+
+    let (_dir2, s2) = scenario_file(&elf_yaml("loop-end-wfi", "mps2-an386", "verdict: { exit: 0 }\ntimeout: 1 s\n"));
+    let (_, json, raw) = run_json(&s2, &[]);
+    let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("the core was in main, asleep in WFI"), "{raw}");
+    assert!(message.contains("if that idle loop is where the firmware ends (`while (1) { __WFI(); }`)"), "{message}");
+}
+
 /// The end at a loop on the other core models: the Cortex-M0 (microbit, ARMv6-M) and the
 /// Cortex-M33 on mps2-an505, whose second core is held off (the plugin exits from vCPU 0's
 /// thread): the run ends at libnosys's `_exit`, with the same counts every time.

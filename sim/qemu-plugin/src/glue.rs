@@ -661,6 +661,20 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, raw: *mut qemu_plugin_tb) {
     if state.timing.is_none() {
         INSNS.add_inline(raw, n as u64);
     }
+    // An idle loop's sleep (`idle=`; QEMU ends a TB at WFI/WFE): the run ends just before the
+    // core sleeps, in thread mode, with the TB, the sleep included, counted (it may never wake).
+    if state.config.loop_end
+        && n > 0
+        && let Ok(insn) = tb.instruction(n - 1)
+        && state.config.idle.binary_search(&(insn.vaddr() as u32)).is_ok()
+    {
+        let pc = insn.vaddr() as u32;
+        insn.register_execute_callback(move |vcpu| {
+            if vcpu == 0 && !pricer().is_some_and(|p| p.in_exception()) {
+                end_at_loop(pc);
+            }
+        });
+    }
 
     if let Some(probe) = &state.config.stack_probe {
         probe_stores(&tb, stores.as_deref(), price.as_ref().map(|p| &p.sp), probe);

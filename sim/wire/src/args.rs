@@ -49,6 +49,10 @@
 //!   `bytes=` ([`crate::results`]). Needs `functions` and a plugin that can read registers (QEMU
 //!   plugin API v2 or later: the plugin built for API v1 refuses it).
 //! * `trace=<file>`: also write the run trace ([`crate::trace`]) to `<file>`. Needs `core`.
+//! * `loop_end=on`: end the run at the first loop on itself outside every exception handler: a
+//!   branch to itself, or a `wfi`/`wfe` at an `idle=<addr>` (repeatable: an idle loop, the sleep
+//!   instruction followed by a branch back to it). Needs `core`; `idle=` needs `loop_end=on`.
+//! * `counter=<file>`: the cycle counter's value at each read ([`crate::counter`]). Needs `core`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -155,6 +159,10 @@ pub struct PluginArgs {
     /// (`counter=`; see [`crate::CounterValue`]), for the runner to put in the read's register: the
     /// estimated cycles since the run began or since the last write of the counter.
     pub counter: Option<PathBuf>,
+    /// With `loop_end`: the addresses of idle loops' `wfi`/`wfe` (`idle=`; each followed by a
+    /// branch back to it, `while (1) { __WFI(); }`), where the run ends too, before the core
+    /// sleeps (sorted, deduplicated by [`PluginArgs::parse`]).
+    pub idle: Vec<u32>,
 }
 
 impl PluginArgs {
@@ -175,6 +183,7 @@ impl PluginArgs {
             trace: None,
             loop_end: false,
             counter: None,
+            idle: Vec::new(),
         }
     }
 
@@ -238,6 +247,9 @@ impl PluginArgs {
         }
         if let Some(c) = &self.counter {
             a.push(format!("counter={}", c.display()));
+        }
+        for i in &self.idle {
+            a.push(format!("idle=0x{i:x}"));
         }
         a
     }
@@ -319,6 +331,11 @@ impl PluginArgs {
                     }
                 }
                 "counter" => args.counter = Some(PathBuf::from(value)),
+                "idle" => {
+                    let v = u32::try_from(number(key, value)?)
+                        .map_err(|_| err(format!("argument `idle`: `{value}` does not fit 32 bits")))?;
+                    args.idle.push(v & !1);
+                }
                 "loop_end" => {
                     args.loop_end = match value {
                         "on" => true,
@@ -405,6 +422,7 @@ impl PluginArgs {
                 (args.trace.is_some(), "trace", "`trace=` (run trace)"),
                 (args.loop_end, "loop_end", "`loop_end=on` (the end at a branch to itself)"),
                 (args.counter.is_some(), "counter", "`counter=` (the cycle counter's value)"),
+                (!args.idle.is_empty(), "idle", "`idle=` (the end at an idle loop)"),
             ] {
                 if given {
                     return Err(Error::arg(Some(key), format!("{what} needs `core=`")));
@@ -429,8 +447,13 @@ impl PluginArgs {
         if args.profile && args.functions.is_none() {
             return Err(Error::arg(Some("profile"), "`profile=on` needs `functions=`"));
         }
+        if !args.idle.is_empty() && !args.loop_end {
+            return Err(Error::arg(Some("idle"), "`idle=` (the end at an idle loop) needs `loop_end=on`"));
+        }
         args.handlers.sort_unstable();
         args.handlers.dedup();
+        args.idle.sort_unstable();
+        args.idle.dedup();
         Ok(args)
     }
 }

@@ -62,6 +62,7 @@ fn every_argument() -> PluginArgs {
         trace: Some(PathBuf::from("/t,r/run.trace")),
         loop_end: true,
         counter: Some("/tmp/x/counter.bin".into()),
+        idle: vec![0x1c6c, 0x2000],
     }
 }
 
@@ -102,6 +103,7 @@ fn the_option_is_byte_identical_to_the_captured_one() {
         trace: None,
         loop_end: false,
         counter: None,
+        idle: Vec::new(),
     };
     assert_eq!(args.to_option(Path::new("/tmp/capture/old-plugin.so")), CAPTURED_OPTION);
     assert_eq!(PluginArgs::parse(&qemu_split(CAPTURED_OPTION)[1..]), Ok(args));

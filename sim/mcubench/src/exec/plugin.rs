@@ -239,6 +239,37 @@ pub fn exception_handlers(image: &ElfImage) -> Vec<u32> {
     handlers
 }
 
+/// The idle loops of `image` (`while (1) { __WFI(); }`): the addresses of the `wfi`/`wfe` in
+/// each loop made of nothing but them (and `nop`) and an unconditional branch back to its start
+/// (GCC may unroll it: `wfi; wfi; b`), in address order. With `verdict.exit: loop` the run ends at
+/// the first of them that runs in thread mode (`idle=`), before the core sleeps, as it ends at a
+/// branch to itself: QEMU's core would sleep until an interrupt that may never come.
+pub fn idle_loops(image: &ElfImage, decoder: &mcubench_thumb::Decoder) -> Vec<u32> {
+    let map = mcubench_elf::functions::FunctionMap::new(image);
+    let sleeps = |i: &mcubench_thumb::Insn| matches!(i.mnemonic.as_str(), "wfi" | "wfi.w" | "wfe" | "wfe.w");
+    let mut out = Vec::new();
+    for f in map.functions().iter().filter(|f| f.thumb) {
+        let Some(bytes) = map.code(image, f) else { continue };
+        let (insns, _) = decoder.decode_block(f.start, bytes);
+        for (j, b) in insns.iter().enumerate() {
+            let mcubench_thumb::Flow::Branch { target } = b.flow else { continue };
+            if b.conditional || target >= b.addr {
+                continue;
+            }
+            let Some(i) = insns[..j].iter().position(|x| x.addr == target) else { continue };
+            let body = &insns[i..j];
+            if body.iter().all(|x| !x.conditional && (sleeps(x) || x.mnemonic.starts_with("nop")))
+                && body.iter().any(sleeps)
+            {
+                out.extend(body.iter().filter(|x| sleeps(x)).map(|x| x.addr));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Names of the firmware's own stack-painting helpers, whose stores the probe ignores (they
 /// write the paint pattern below the stack pointer): the C protocol header's `mb_measure` (GCC
 /// clones such as `mb_measure.constprop.0` included) and the Rust support crate's `measure`.

@@ -187,17 +187,28 @@ pub fn judge(
         // A WFI leaves PC after itself while the core sleeps.
         let wfi =
             |len: u32, bytes: &[u8]| image.bytes_at(u64::from(s.pc.wrapping_sub(len)), u64::from(len)) == Some(bytes);
-        let asleep = if wfi(2, &[0x30, 0xbf]) || wfi(4, &[0xaf, 0xf3, 0x03, 0x80]) {
-            ", asleep in WFI (waiting for an interrupt)"
+        let slept = if wfi(2, &[0x30, 0xbf]) {
+            Some(2)
+        } else if wfi(4, &[0xaf, 0xf3, 0x03, 0x80]) {
+            Some(4)
         } else {
-            ""
+            None
         };
+        let asleep = if slept.is_some() { ", asleep in WFI (waiting for an interrupt)" } else { "" };
+        // Asleep in an idle loop, `while (1) { __WFI(); }`.
+        let idle = slept.is_some_and(|len| {
+            decoder.is_some_and(|d| crate::exec::plugin::idle_loops(image, d).contains(&s.pc.wrapping_sub(len)))
+        });
         // A loop on itself in thread mode is how firmware for a board ends; a loop that reads a
         // device waits for something QEMU's model of it may never do.
         let mut at = at;
         let hint = if on_itself && s.exception() == 0 {
             "; if that loop is where the firmware ends (`while (1) {}` after `main`, libnosys's `_exit`), \
              `verdict: { exit: loop }` (`--exit-code loop`) ends the run there, with its counts"
+                .to_string()
+        } else if idle && s.exception() == 0 {
+            "; if that idle loop is where the firmware ends (`while (1) { __WFI(); }`), `verdict: { exit: loop }` \
+             (`--exit-code loop`) ends the run there, before the core sleeps, with its counts"
                 .to_string()
         } else if let Some((site, reads)) = decoder.and_then(|d| polled(s, image, d)) {
             // The loop's function, not the function it calls where the core happened to stop: the
