@@ -35,8 +35,9 @@ pub struct ProfileArgs {
     /// exit code is 1.
     #[arg(long, value_parser = args::duration)]
     timeout: Option<Duration>,
-    /// End the run at the first branch to itself outside every exception handler (firmware that
-    /// ends in `while (1) {}`), as a scenario's `verdict: { exit: loop }` does.
+    /// End the run at the first branch to itself or idle loop outside every exception handler
+    /// (firmware that ends in `while (1) {}` or `while (1) { __WFI(); }`), as a scenario's
+    /// `verdict: { exit: loop }` does.
     #[arg(long)]
     loop_end: bool,
     /// What the firmware's loads of the DWT cycle counter read (default: the scenario's

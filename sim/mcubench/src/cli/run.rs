@@ -29,7 +29,8 @@ pub struct VerdictArgs {
     #[arg(long, requires = "elf", value_name = "REGEX", value_parser = Pattern::parse)]
     reject: Vec<Pattern>,
     /// The exit code a pass needs (with verdict rules; default 0); `loop`: the firmware ends in
-    /// a branch to itself (`while (1) {}`), where the run ends; `reset`: it asks for a system reset.
+    /// a branch to itself or an idle loop (`while (1) {}`, `while (1) { __WFI(); }`), where the run
+    /// ends; `reset`: it asks for a system reset.
     #[arg(long, requires = "elf", value_name = "CODE|loop|reset", value_parser = ExitRule::parse)]
     exit_code: Option<ExitRule>,
     /// Named captures of this regular expression become report metrics (repeatable), e.g.

@@ -71,9 +71,9 @@ impl<'de> Deserialize<'de> for Record {
 }
 
 /// How a run that passes ends (`verdict.exit`, `--exit-code`): exit with this code (semihosting
-/// `SYS_EXIT`, newlib's `exit()` with rdimon); `loop`: reach a branch to itself outside every
-/// exception handler, as firmware for a board ends (`while (1) {}` after `main`, libnosys's
-/// `_exit`), where the run ends; or `reset`: ask for a system reset (`NVIC_SystemReset()`),
+/// `SYS_EXIT`, newlib's `exit()` with rdimon); `loop`: reach a branch to itself or an idle loop
+/// outside every exception handler, as firmware for a board ends (`while (1) {}` after `main`,
+/// libnosys's `_exit`, `while (1) { __WFI(); }`), where the run ends; or `reset`: ask for a system reset (`NVIC_SystemReset()`),
 /// which ends the run (QEMU runs with `-no-reboot`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitRule {
@@ -95,8 +95,8 @@ impl ExitRule {
             "reset" => Ok(ExitRule::Reset),
             _ => text.parse().map(ExitRule::Code).map_err(|_| {
                 format!(
-                    "`{text}` is not an exit code (a number), `loop` (the firmware ends in a branch to itself) or \
-                     `reset` (it asks for a system reset)"
+                    "`{text}` is not an exit code (a number), `loop` (the firmware ends in a loop on itself or an \
+                     idle loop) or `reset` (it asks for a system reset)"
                 )
             }),
         }
