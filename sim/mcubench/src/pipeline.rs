@@ -354,16 +354,10 @@ fn measure_cell(
     }
     // What the cycle model is given: the same for a live run and a trace replay.
     let priced = crate::replay::ModelArgs::for_cell(scenario, board, &cell.profile.name);
-    // The live cycle counter: the loads of it the code scan finds, each served over the gdbstub.
+    // The idle loops where the run ends, and the live cycle counter's loads, each served over the
+    // gdbstub: found in the code.
+    let (idle, counter_loads) = plugin::scanned(&image, priced.core, loop_end, live_counter).map_err(setup_error)?;
     let counter_file = scratch.path().join("cycle-counter.bin");
-    let counter_loads = match live_counter {
-        false => Vec::new(),
-        true => {
-            let decoder = mcubench_thumb::Decoder::for_core(priced.core)
-                .map_err(|e| setup_error(format!("cycle-counter: no decoder for {}: {e}", priced.core)))?;
-            crate::analyze::debug_units::cycle_counter_loads(&image, &decoder)
-        }
-    };
     let live = (!counter_loads.is_empty()).then_some(exec::LiveCounter { loads: &counter_loads, file: &counter_file });
     let args = PluginArgs {
         out: results_file.clone(),
@@ -380,12 +374,7 @@ fn measure_cell(
         trace: options.trace.as_ref().map(|dir| dir.join(format!("cell-{}.trace", cell.index))),
         loop_end,
         counter: live.map(|l| l.file.to_path_buf()),
-        idle: match loop_end {
-            true => mcubench_thumb::Decoder::for_core(priced.core)
-                .map(|d| plugin::idle_loops(&image, &d))
-                .map_err(|e| setup_error(format!("verdict.exit: loop: no decoder for {}: {e}", priced.core)))?,
-            false => Vec::new(),
-        },
+        idle,
     };
     let option = so.as_ref().map(|so| args.to_option(so));
 

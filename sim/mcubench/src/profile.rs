@@ -96,16 +96,10 @@ pub fn profile(
     // The cell's cycle model (board timing profile, `model:`, wait states), as `run` prices it.
     let model = measure.model_for(board);
     let clock_hz = model.clock_hz;
-    // The live cycle counter: the loads of it the code scan finds (see `exec::counter`).
+    // The idle loops where the run ends, and the live cycle counter's loads (see `exec::counter`).
+    let (idle, counter_loads) =
+        plugin::scanned(&image, model.core, loop_end, counter == CycleCounter::Estimated).map_err(Setup)?;
     let counter_file = dir.path().join("cycle-counter.bin");
-    let counter_loads = match counter {
-        CycleCounter::Zero => Vec::new(),
-        CycleCounter::Estimated => {
-            let decoder = mcubench_thumb::Decoder::for_core(model.core)
-                .map_err(|e| Setup(format!("cycle-counter: no decoder for {}: {e}", model.core)))?;
-            crate::analyze::debug_units::cycle_counter_loads(&image, &decoder)
-        }
-    };
     let live = (!counter_loads.is_empty()).then_some(exec::LiveCounter { loads: &counter_loads, file: &counter_file });
     let args = PluginArgs {
         markers,
@@ -117,12 +111,7 @@ pub fn profile(
         memory: model.memory.clone(),
         loop_end,
         counter: live.map(|l| l.file.to_path_buf()),
-        idle: match loop_end {
-            true => mcubench_thumb::Decoder::for_core(model.core)
-                .map(|d| plugin::idle_loops(&image, &d))
-                .map_err(|e| Setup(format!("--loop-end: no decoder for {}: {e}", model.core)))?,
-            false => Vec::new(),
-        },
+        idle,
         ..PluginArgs::new(&out)
     };
     let option = args.to_option(&so);

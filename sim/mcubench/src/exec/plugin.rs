@@ -239,6 +239,25 @@ pub fn exception_handlers(image: &ElfImage) -> Vec<u32> {
     handlers
 }
 
+/// What the code scans give a run's plugin and runner, with the decoder for `core`: the idle
+/// loops' sleep instructions where the run ends with `loop_end` (`idle=`), and, with
+/// `live_counter`, the loads of the DWT cycle counter to serve ([`super::counter`]).
+pub fn scanned(
+    image: &ElfImage,
+    core: mcubench_wire::Core,
+    loop_end: bool,
+    live_counter: bool,
+) -> Result<(Vec<u32>, Vec<super::CounterLoad>), String> {
+    if !loop_end && !live_counter {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let decoder = mcubench_thumb::Decoder::for_core(core).map_err(|e| format!("no decoder for {core}: {e}"))?;
+    let idle = if loop_end { idle_loops(image, &decoder) } else { Vec::new() };
+    let loads =
+        if live_counter { crate::analyze::debug_units::cycle_counter_loads(image, &decoder) } else { Vec::new() };
+    Ok((idle, loads))
+}
+
 /// The idle loops of `image` (`while (1) { __WFI(); }`): the addresses of the `wfi`/`wfe` in
 /// each loop made of nothing but them (and `nop`) and an unconditional branch back to its start
 /// (GCC may unroll it: `wfi; wfi; b`), in address order. With `verdict.exit: loop` the run ends at
