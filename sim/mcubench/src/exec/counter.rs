@@ -191,7 +191,7 @@ struct Server {
 }
 
 impl Server {
-    /// Resumes the guest (QEMU 8.2 and later send stops only to a link that resumed it), then
+    /// Resumes the guest (QEMU 10.0, unlike 7.2, sends stops only to a link that resumed it), then
     /// serves every stop at a load until QEMU ends (or `halt`). Returns the reads served.
     fn serve(mut self, file: &Path, halt: &Halt) -> Result<u64, String> {
         let mut served = 0u64;

@@ -79,7 +79,7 @@ pub(super) fn start_guest(
     monitor.expect("return", "qmp_capabilities")?;
     match gdb {
         // The live cycle counter: its breakpoints are set before the guest runs, and its gdbstub
-        // link starts the guest (QEMU 8.2 and later send stops only to a link that resumed it).
+        // link starts the guest (QEMU 10.0, unlike 7.2, sends stops only to a link that resumed it).
         Some((ready, go)) => {
             ready.recv().map_err(|_| "the cycle counter's thread ended".to_string())??;
             progress.guest_started.store(true, Ordering::SeqCst);
