@@ -9,7 +9,6 @@
 //! an address computed otherwise, or passed in from a caller, is not seen. A hint, not a proof.
 
 use mcubench_elf::ElfImage;
-use mcubench_elf::functions::FunctionMap;
 use mcubench_thumb::Decoder;
 use mcubench_wire::DWT_CYCCNT;
 
@@ -24,11 +23,8 @@ pub fn cycle_counter_readers(image: &ElfImage, decoder: &Decoder) -> Vec<String>
 /// instructions the live cycle counter stops at ([`crate::exec::counter`]). Loads of several
 /// registers (`ldrd`, `ldm`) that include it are left out.
 pub fn cycle_counter_loads(image: &ElfImage, decoder: &Decoder) -> Vec<CounterLoad> {
-    let map = FunctionMap::new(image);
     let mut out = Vec::new();
-    for f in map.functions().iter().filter(|f| f.thumb) {
-        let Some(bytes) = map.code(image, f) else { continue };
-        let (insns, _) = decoder.decode_block(f.start, bytes);
+    for (_, insns) in super::decoded_functions(image, decoder) {
         for (insn, addr) in mcubench_stack::frame::constant_accesses(image, &insns, [None; 16]) {
             let Some(m) = insn.mem.filter(|m| !m.store && addr == DWT_CYCCNT) else { continue };
             if !matches!(insn.class, mcubench_thumb::Class::Load { width: 4 }) {
@@ -58,14 +54,11 @@ pub fn itm_users(image: &ElfImage, decoder: &Decoder) -> Vec<String> {
 
 /// The names of the functions with a load or store whose address `wanted(address, store)`.
 fn accessing(image: &ElfImage, decoder: &Decoder, wanted: impl Fn(u32, bool) -> bool) -> Vec<String> {
-    let map = FunctionMap::new(image);
     let mut out = Vec::new();
-    for f in map.functions().iter().filter(|f| f.thumb) {
-        let Some(bytes) = map.code(image, f) else { continue };
-        let (insns, _) = decoder.decode_block(f.start, bytes);
+    for (name, insns) in super::decoded_functions(image, decoder) {
         let accesses = mcubench_stack::frame::constant_accesses(image, &insns, [None; 16]);
         if accesses.into_iter().any(|(insn, addr)| insn.mem.is_some_and(|m| wanted(addr, m.store))) {
-            out.push(f.demangled.clone());
+            out.push(name);
         }
     }
     out

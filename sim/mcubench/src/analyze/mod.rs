@@ -8,8 +8,18 @@ pub mod table;
 
 use mcubench_elf::ElfImage;
 use mcubench_elf::memory::Outside;
+use mcubench_thumb::{Decoder, Insn};
 
 use crate::config::board::{Board, Region};
+
+/// Each Thumb function of `image` (its demangled name) with its code decoded up to its first
+/// data ([`mcubench_elf::functions::FunctionMap::code`]): what the code scans that need no run
+/// walk ([`debug_units`], [`crate::exec::plugin::idle_loops`]).
+pub fn decoded_functions(image: &ElfImage, decoder: &Decoder) -> Vec<(String, Vec<Insn>)> {
+    let map = mcubench_elf::functions::FunctionMap::new(image);
+    let thumb = map.functions().iter().filter(|f| f.thumb);
+    thumb.filter_map(|f| Some((f.demangled.clone(), decoder.decode_block(f.start, map.code(image, f)?).0))).collect()
+}
 
 /// An ELF with sections outside a board's memory map, usually one linked for another board: those
 /// bytes count in neither the board's flash nor its RAM, so its sizes for that board leave them out.

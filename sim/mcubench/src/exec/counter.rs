@@ -181,13 +181,15 @@ fn prepare(stream: UnixStream, loads: &[CounterLoad]) -> Result<Server, String> 
             return Err(format!("gdbstub: no breakpoint at 0x{:08x} (`{reply}`)", load.pc));
         }
     }
-    Ok(Server { remote, loads: loads.to_vec() })
+    Ok(Server { remote, loads: loads.to_vec(), values: None })
 }
 
 /// The prepared link, serving the loads while the guest runs.
 struct Server {
     remote: Remote,
     loads: Vec<CounterLoad>,
+    /// The plugin's `counter=` file, opened at the first stop (the plugin creates it at load).
+    values: Option<std::fs::File>,
 }
 
 impl Server {
@@ -209,7 +211,7 @@ impl Server {
             if !stepped.starts_with('T') {
                 return Ok(served);
             }
-            if let Some(read) = read_value(file)?
+            if let Some(read) = self.read_value(file)?
                 && read.reads > served
                 && let Some(load) = self.loads.iter().find(|l| l.pc == read.pc)
             {
@@ -225,6 +227,17 @@ impl Server {
         }
     }
 
+    /// The plugin's record of the last read; `None` before the first.
+    fn read_value(&mut self, file: &Path) -> Result<Option<CounterValue>, String> {
+        use std::os::unix::fs::FileExt;
+        let f = match &mut self.values {
+            Some(f) => f,
+            none => none.insert(std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?),
+        };
+        let mut b = [0u8; COUNTER_RECORD_LEN];
+        Ok(f.read_exact_at(&mut b, 0).ok().and_then(|()| CounterValue::from_bytes(&b)))
+    }
+
     /// The next stop reply (`None`, the end of the link, as an exit).
     fn next(&mut self) -> Result<String, String> {
         Ok(self.remote.receive()?.unwrap_or_else(|| "W00".into()))
@@ -233,17 +246,6 @@ impl Server {
 
 fn hex_le(v: u32) -> String {
     v.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The plugin's record of the last read; `None` before the first.
-fn read_value(file: &Path) -> Result<Option<CounterValue>, String> {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let mut b = [0u8; COUNTER_RECORD_LEN];
-    match f.read_exact_at(&mut b, 0) {
-        Ok(()) => Ok(CounterValue::from_bytes(&b)),
-        Err(_) => Ok(None),
-    }
 }
 
 #[cfg(test)]

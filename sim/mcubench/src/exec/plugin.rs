@@ -264,12 +264,9 @@ pub fn scanned(
 /// the first of them that runs in thread mode (`idle=`), before the core sleeps, as it ends at a
 /// branch to itself: QEMU's core would sleep until an interrupt that may never come.
 pub fn idle_loops(image: &ElfImage, decoder: &mcubench_thumb::Decoder) -> Vec<u32> {
-    let map = mcubench_elf::functions::FunctionMap::new(image);
     let sleeps = |i: &mcubench_thumb::Insn| matches!(i.mnemonic.as_str(), "wfi" | "wfi.w" | "wfe" | "wfe.w");
     let mut out = Vec::new();
-    for f in map.functions().iter().filter(|f| f.thumb) {
-        let Some(bytes) = map.code(image, f) else { continue };
-        let (insns, _) = decoder.decode_block(f.start, bytes);
+    for (_, insns) in crate::analyze::decoded_functions(image, decoder) {
         for (j, b) in insns.iter().enumerate() {
             let mcubench_thumb::Flow::Branch { target } = b.flow else { continue };
             if b.conditional || target >= b.addr {
