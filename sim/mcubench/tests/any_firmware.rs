@@ -20,7 +20,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -77,6 +77,7 @@ fn qemu(board: &str, elf: &Path, serial: &[&str]) -> (Option<i32>, String) {
 
 /// `mcubench run <scenario> --format json`: (process exit code, parsed report, raw output).
 fn run_json(scenario: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let _build = committed_build_lock(scenario);
     let out = common::mcubench()
         .args(["run", "--quiet", "--format", "json"])
         .args(extra)
@@ -87,6 +88,16 @@ fn run_json(scenario: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
     let raw = text(&out);
     let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {raw}"));
     (out.status.code(), json, raw)
+}
+
+/// Held while a committed scenario runs: their build commands write into the checkout
+/// (`firmware/c/*/build`), and two tests running one scenario at once on a fresh clone would
+/// each link the ELF while the other reads it.
+fn committed_build_lock(scenario: &Path) -> Option<MutexGuard<'static, ()>> {
+    static BUILD: Mutex<()> = Mutex::new(());
+    scenario
+        .starts_with(common::repo().join("scenarios"))
+        .then(|| BUILD.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
 /// A scenario's YAML text that runs the C firmware `fw` (firmware/c, built by build.sh) on
@@ -1043,12 +1054,16 @@ fn a_matrix_variant_reads_its_own_annotation_file() {
     let dir = tempfile::tempdir().unwrap();
     let matrix = common::repo().join("firmware/c/matrix");
     let scenario = dir.path().join("m.yaml");
+    // Its own build directory: the committed matrix scenario, run by a test beside this one,
+    // builds into firmware/c/matrix/build, and a link there would race this test's read of it.
+    let build = dir.path().join("build");
     std::fs::write(
         &scenario,
         format!(
-            "name: m\nfirmware:\n  command: make -s -C {m} ALG={{alg}} OPT={{opt}}\n  elf: {m}/build/{{alg}}-{{opt}}.elf\n\
+            "name: m\nfirmware:\n  command: make -s -C {m} ALG={{alg}} OPT={{opt}} BUILD={b}\n  elf: {b}/{{alg}}-{{opt}}.elf\n\
              matrix: {{ alg: [crc32], opt: [O2, Os] }}\nboards: [mps2-an386]\nverdict: {{ expect: ['^PASS: '] }}\n",
-            m = matrix.display()
+            m = matrix.display(),
+            b = build.display()
         ),
     )
     .unwrap();
@@ -1084,6 +1099,7 @@ fn mbedtls_selftest_passes_as_a_scenario_with_its_own_verdict() {
 fn show_output_prints_a_passing_cells_console() {
     let scenario = common::repo().join("scenarios/newlib.yaml");
     let run = |extra: &[&str]| {
+        let _build = committed_build_lock(&scenario);
         let out = common::mcubench().args(["run", "--quiet"]).args(extra).arg(&scenario).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
