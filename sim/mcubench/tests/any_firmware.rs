@@ -21,7 +21,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -240,18 +239,15 @@ fn matrix_makefile_builds_four_variants_that_pass() {
 }
 
 /// Real third-party C from a registry package: Mbed TLS's self-test, unmodified, passes under
-/// QEMU on mps2-an386 in a few seconds.
+/// QEMU on mps2-an386.
 #[test]
 fn mbedtls_selftest_from_the_debian_source_package_passes_under_qemu() {
     let elf = mbedtls_selftest();
-    let started = Instant::now();
     let (code, out) = qemu("mps2-an386", &elf, &["-serial", "null"]);
-    let took = started.elapsed();
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("  SHA-256 test #1: passed\n"), "{out}");
     assert!(out.contains("  [ All tests PASS ]\n"), "{out}");
     assert!(!out.contains("failed"), "{out}");
-    assert!(took < Duration::from_secs(20), "the self-test took {took:?} under QEMU");
     // Built from the source package fetched outside the checkout, never from the repository.
     assert!(
         std::fs::read_dir(third_party_src()).unwrap().any(|e| e
@@ -1081,7 +1077,6 @@ fn a_matrix_variant_reads_its_own_annotation_file() {
 /// package, as a scenario whose verdict is the program's own "[ All tests PASS ]" and exit 0.
 #[test]
 fn mbedtls_selftest_passes_as_a_scenario_with_its_own_verdict() {
-    let started = Instant::now();
     let (code, json, raw) = run_json(&common::repo().join("scenarios/mbedtls.yaml"), &[]);
     assert_eq!(code, Some(0), "{raw}");
     let cell = one_cell(&json);
@@ -1089,8 +1084,6 @@ fn mbedtls_selftest_passes_as_a_scenario_with_its_own_verdict() {
     let console = console_text(cell);
     assert!(console.contains("[ All tests PASS ]"), "{console}");
     assert_eq!(metric(cell, "suites"), 12.0);
-    // Build (cached source, ~15 s compile on 2 cores) plus a run of ~1 s under QEMU.
-    assert!(started.elapsed() < Duration::from_secs(180), "{:?}", started.elapsed());
 }
 
 /// `--show-output` prints a passing cell's console after the table (a failing cell's is printed

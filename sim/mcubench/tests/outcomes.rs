@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcubench::Board;
 use mcubench::exec::qemu;
@@ -37,13 +37,10 @@ fn a_wrong_expected_value_fails_naming_the_kat() {
 
 #[test]
 fn a_hang_times_out_and_names_the_last_record() {
-    let started = Instant::now();
     let cell = common::only_cell(common::run(&common::scenario(&misbehave("hang", "mps2-an386"))));
     assert_eq!(cell.verdict.outcome, Outcome::Timeout, "{}", cell.verdict.message);
     assert!(cell.verdict.message.contains("no exit within 3 s"), "{}", cell.verdict.message);
     assert!(cell.verdict.message.contains("begin fw=hang"), "{}", cell.verdict.message);
-    // Built before the clock matters? The build is cached after the first run; allow for it.
-    assert!(started.elapsed() < Duration::from_secs(120));
 }
 
 /// A timeout shorter than QEMU's start-up is a timeout that says so, not a setup error, and the
