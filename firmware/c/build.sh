@@ -199,7 +199,8 @@ echo "built $OUT/clock-wait.elf"
     -o "$OUT/tick-wait-sleep.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
 echo "built $OUT/tick-wait.elf $OUT/tick-wait-sleep.elf"
 # loop-end-{m0,m33}: work, then libnosys's `_exit` loop, on the microbit (Cortex-M0) and mps2-an505
-# (Cortex-M33, two cores); loop-end-wfi: the work, then an idle loop on WFI (mps2-an386).
+# (Cortex-M33, two cores); loop-end-wfi: the work, then an idle loop on WFI (mps2-an386);
+# loop-end-dsb-wfi: the same with a DSB before the WFI.
 LFLAGS=(-mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata-sections -nostartfiles
         --specs=nano.specs --specs=nosys.specs -T "$HERE/link.ld" -Wl,--gc-sections)
 "$CC" -mcpu=cortex-m0 "${LFLAGS[@]}" -L "$LINKER/microbit" "$HERE/newlib/startup.c" "$HERE/loop-end/main.c" \
@@ -208,7 +209,9 @@ LFLAGS=(-mthumb -O2 -g -std=c11 -Wall -Wextra -Werror -ffunction-sections -fdata
     "$HERE/loop-end/main.c" -o "$OUT/loop-end-m33.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
 "$CC" -mcpu=cortex-m4 "${LFLAGS[@]}" -L "$LINKER/mps2" -DIDLE_WFI "$HERE/newlib/startup.c" "$HERE/loop-end/main.c" \
     -o "$OUT/loop-end-wfi.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
-echo "built $OUT/loop-end-{m0,m33,wfi}.elf"
+"$CC" -mcpu=cortex-m4 "${LFLAGS[@]}" -L "$LINKER/mps2" -DIDLE_WFI -DIDLE_DSB "$HERE/newlib/startup.c" \
+    "$HERE/loop-end/main.c" -o "$OUT/loop-end-dsb-wfi.elf" 2>&1 | { grep -v "is not implemented and will always fail" || true; } >&2
+echo "built $OUT/loop-end-{m0,m33,wfi,dsb-wfi}.elf"
 # fault: calls through a function pointer without its Thumb bit; the start-up's fault handler loops.
 # fault-printing: its own HardFault_Handler prints a line, then loops.
 "$CC" "${NFLAGS[@]}" -DNEWLIB_RDIMON "$HERE/newlib/startup.c" "$HERE/fault/main.c" -o "$OUT/fault.elf"

@@ -765,16 +765,19 @@ fn a_long_wait_on_the_live_cycle_counter_times_out_the_same_every_time() {
 }
 
 /// Board firmware that ends in an idle loop, `while (1) { __WFI(); }` (`loop-end-wfi`; GCC
-/// unrolls it to `wfi; wfi; b`), where QEMU's core sleeps for good (no interrupt is enabled): with
-/// `exit: loop` the run ends before the core sleeps, at the loop's first WFI, with the same counts
-/// every time; without it the timeout says the core sleeps in that idle loop and how to end there.
-#[test]
-fn a_run_ends_at_an_idle_loop_on_wfi() {
-    let image = mcubench_elf::ElfImage::read(&common::c_firmware("loop-end-wfi")).unwrap();
+/// unrolls it to `wfi; wfi; b`) or `while (1) { __DSB(); __WFI(); }` (`loop-end-dsb-wfi`), where
+/// QEMU's core sleeps for good (no interrupt is enabled): with `exit: loop` the run ends before the
+/// core sleeps, at the loop's first WFI, with the same counts every time; without it the timeout
+/// says the core sleeps in that idle loop and how to end there.
+#[rstest::rstest]
+#[case("loop-end-wfi")]
+#[case("loop-end-dsb-wfi")]
+fn a_run_ends_at_an_idle_loop_on_wfi(#[case] fw: &str) {
+    let image = mcubench_elf::ElfImage::read(&common::c_firmware(fw)).unwrap();
     let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
     let idle = mcubench::exec::plugin::idle_loops(&image, &decoder);
     assert!(!idle.is_empty() && idle.iter().all(|&a| image.symbolize(u64::from(a)).unwrap().0 == "main"), "{idle:x?}");
-    let (_dir, s) = scenario_file(&elf_yaml("loop-end-wfi", "mps2-an386", "verdict: { exit: loop }\n"));
+    let (_dir, s) = scenario_file(&elf_yaml(fw, "mps2-an386", "verdict: { exit: loop }\n"));
     let (code, json, raw) = run_json(&s, &[]);
     assert_eq!(code, Some(0), "{raw}");
     let cell = one_cell(&json);
@@ -789,7 +792,7 @@ fn a_run_ends_at_an_idle_loop_on_wfi() {
     let (_, again, _) = run_json(&s, &[]);
     assert_eq!(again, json, "two runs, one report");
 
-    let (_dir2, s2) = scenario_file(&elf_yaml("loop-end-wfi", "mps2-an386", "verdict: { exit: 0 }\ntimeout: 1 s\n"));
+    let (_dir2, s2) = scenario_file(&elf_yaml(fw, "mps2-an386", "verdict: { exit: 0 }\ntimeout: 1 s\n"));
     let (_, json, raw) = run_json(&s2, &[]);
     let message = one_cell(&json)["verdict"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("the core was in main, asleep in WFI"), "{raw}");
