@@ -50,8 +50,9 @@
 //!   plugin API v2 or later: the plugin built for API v1 refuses it).
 //! * `trace=<file>`: also write the run trace ([`crate::trace`]) to `<file>`. Needs `core`.
 //! * `loop_end=on`: end the run at the first loop on itself outside every exception handler: a
-//!   branch to itself, or a `wfi`/`wfe` at an `idle=<addr>` (repeatable: an idle loop, the sleep
-//!   instruction followed by a branch back to it). Needs `core`; `idle=` needs `loop_end=on`.
+//!   branch to itself, or a `wfi`/`wfe` at an `idle=<addr>` (repeatable: a sleep instruction of an
+//!   idle loop, which holds nothing but sleeps, `nop`s and barriers before its branch back). Needs
+//!   `core`; `idle=` needs `loop_end=on`.
 //! * `counter=<file>`: the cycle counter's value at each read ([`crate::counter`]). Needs `core`.
 
 use std::collections::BTreeMap;
@@ -159,9 +160,9 @@ pub struct PluginArgs {
     /// (`counter=`; see [`crate::CounterValue`]), for the runner to put in the read's register: the
     /// estimated cycles since the run began or since the last write of the counter.
     pub counter: Option<PathBuf>,
-    /// With `loop_end`: the addresses of idle loops' `wfi`/`wfe` (`idle=`; each followed by a
-    /// branch back to it, `while (1) { __WFI(); }`), where the run ends too, before the core
-    /// sleeps (sorted, deduplicated by [`PluginArgs::parse`]).
+    /// With `loop_end`: the addresses of idle loops' `wfi`/`wfe` (`idle=`; `while (1) { __WFI(); }`,
+    /// `while (1) { __DSB(); __WFI(); }`), where the run ends too, before the core sleeps (sorted,
+    /// deduplicated by [`PluginArgs::parse`]).
     pub idle: Vec<u32>,
 }
 

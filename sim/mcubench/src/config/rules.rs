@@ -73,8 +73,8 @@ impl<'de> Deserialize<'de> for Record {
 /// How a run that passes ends (`verdict.exit`, `--exit-code`): exit with this code (semihosting
 /// `SYS_EXIT`, newlib's `exit()` with rdimon); `loop`: reach a branch to itself or an idle loop
 /// outside every exception handler, as firmware for a board ends (`while (1) {}` after `main`,
-/// libnosys's `_exit`, `while (1) { __WFI(); }`), where the run ends; or `reset`: ask for a system reset (`NVIC_SystemReset()`),
-/// which ends the run (QEMU runs with `-no-reboot`).
+/// libnosys's `_exit`, `while (1) { __WFI(); }`), where the run ends; or `reset`: ask for a
+/// system reset (`NVIC_SystemReset()`), which ends the run (QEMU runs with `-no-reboot`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitRule {
     Code(i32),
