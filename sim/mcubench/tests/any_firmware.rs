@@ -664,7 +664,8 @@ fn a_wait_on_the_dwt_cycle_counter_times_out_with_the_reason() {
     let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
     assert_eq!(mcubench::analyze::debug_units::cycle_counter_readers(&image, &decoder), ["bench_crc32", "poll"]);
     // `ldr r6, [r5, #4]` before the call, `ldr r2, [r5, #4]` after it, `ldr r2, [r4, #4]` in poll's loop.
-    let loads = mcubench::analyze::debug_units::cycle_counter_loads(&image, &decoder);
+    let functions = mcubench::analyze::decoded_functions(&image, &decoder);
+    let loads = mcubench::analyze::debug_units::cycle_counter_loads(&image, &functions);
     let at = |name: &str| image.symbol(name).unwrap_or_else(|| panic!("no {name}")).address as u32;
     let found: Vec<(u32, u8)> = loads.iter().map(|l| (l.pc, l.rt)).collect();
     assert_eq!(found, [(at("bench_crc32") + 0x12, 6), (at("bench_crc32") + 0x18, 2), (at("poll") + 0xc, 2)]);
@@ -775,7 +776,7 @@ fn a_long_wait_on_the_live_cycle_counter_times_out_the_same_every_time() {
 fn a_run_ends_at_an_idle_loop_on_wfi(#[case] fw: &str) {
     let image = mcubench_elf::ElfImage::read(&common::c_firmware(fw)).unwrap();
     let decoder = mcubench_thumb::Decoder::for_core(mcubench_wire::Core::CortexM4F).unwrap();
-    let idle = mcubench::exec::plugin::idle_loops(&image, &decoder);
+    let idle = mcubench::analyze::idle::idle_loops(&mcubench::analyze::decoded_functions(&image, &decoder));
     assert!(!idle.is_empty() && idle.iter().all(|&a| image.symbolize(u64::from(a)).unwrap().0 == "main"), "{idle:x?}");
     let (_dir, s) = scenario_file(&elf_yaml(fw, "mps2-an386", "verdict: { exit: loop }\n"));
     let (code, json, raw) = run_json(&s, &[]);

@@ -9,7 +9,7 @@
 //! an address computed otherwise, or passed in from a caller, is not seen. A hint, not a proof.
 
 use mcubench_elf::ElfImage;
-use mcubench_thumb::Decoder;
+use mcubench_thumb::{Decoder, Insn};
 use mcubench_wire::DWT_CYCCNT;
 
 use crate::exec::CounterLoad;
@@ -21,11 +21,12 @@ pub fn cycle_counter_readers(image: &ElfImage, decoder: &Decoder) -> Vec<String>
 
 /// The loads of `DWT_CYCCNT` into one register (`ldr rT, [rN, #4]`), in address order: the
 /// instructions the live cycle counter stops at ([`crate::exec::counter`]). Loads of several
-/// registers (`ldrd`, `ldm`) that include it are left out.
-pub fn cycle_counter_loads(image: &ElfImage, decoder: &Decoder) -> Vec<CounterLoad> {
+/// registers (`ldrd`, `ldm`) that include it are left out. `functions`: the image's code,
+/// [`super::decoded_functions`].
+pub fn cycle_counter_loads(image: &ElfImage, functions: &[(String, Vec<Insn>)]) -> Vec<CounterLoad> {
     let mut out = Vec::new();
-    for (_, insns) in super::decoded_functions(image, decoder) {
-        for (insn, addr) in mcubench_stack::frame::constant_accesses(image, &insns, [None; 16]) {
+    for (_, insns) in functions {
+        for (insn, addr) in mcubench_stack::frame::constant_accesses(image, insns, [None; 16]) {
             let Some(m) = insn.mem.filter(|m| !m.store && addr == DWT_CYCCNT) else { continue };
             if !matches!(insn.class, mcubench_thumb::Class::Load { width: 4 }) {
                 continue;

@@ -3,6 +3,7 @@
 //! produced the ELF. The memory report itself lives in `mcubench-elf`.
 
 pub mod debug_units;
+pub mod idle;
 pub mod stack;
 pub mod table;
 
@@ -14,7 +15,7 @@ use crate::config::board::{Board, Region};
 
 /// Each Thumb function of `image` (its demangled name) with its code decoded up to its first
 /// data ([`mcubench_elf::functions::FunctionMap::code`]): what the code scans that need no run
-/// walk ([`debug_units`], [`crate::exec::plugin::idle_loops`]).
+/// walk ([`debug_units`], [`idle`]); a run that needs several decodes once.
 pub fn decoded_functions(image: &ElfImage, decoder: &Decoder) -> Vec<(String, Vec<Insn>)> {
     let map = mcubench_elf::functions::FunctionMap::new(image);
     let thumb = map.functions().iter().filter(|f| f.thumb);

@@ -142,7 +142,7 @@ pub(crate) fn spawn(
     let (ours, theirs) = (link.ours, link.theirs);
     let (loads, file) = (live.loads.to_vec(), live.file.to_path_buf());
     let thread = std::thread::spawn(move || {
-        let server = prepare(ours, &loads);
+        let server = prepare(ours, loads);
         if let Some(ready) = ready {
             let _ = ready.send(server.as_ref().map(|_| ()).map_err(Clone::clone));
         }
@@ -166,7 +166,7 @@ pub(crate) fn join(server: Option<(std::thread::JoinHandle<Service>, UnixStream)
 
 /// Sets up the link (QEMU held at reset): reads the target description, which QEMU wants read
 /// before it reads or writes single registers, and puts a breakpoint on each load.
-fn prepare(stream: UnixStream, loads: &[CounterLoad]) -> Result<Server, String> {
+fn prepare(stream: UnixStream, loads: Vec<CounterLoad>) -> Result<Server, String> {
     let writer = stream.try_clone().map_err(|e| format!("gdbstub: {e}"))?;
     let mut remote = Remote { reader: BufReader::new(stream), writer };
     remote.ask("qSupported:xmlRegisters=arm")?;
@@ -179,13 +179,13 @@ fn prepare(stream: UnixStream, loads: &[CounterLoad]) -> Result<Server, String> 
             _ => return Err(format!("gdbstub: no target description (`{part}`)")),
         }
     }
-    for load in loads {
+    for load in &loads {
         let reply = remote.ask(&format!("Z0,{:x},2", load.pc))?;
         if reply != "OK" {
             return Err(format!("gdbstub: no breakpoint at 0x{:08x} (`{reply}`)", load.pc));
         }
     }
-    Ok(Server { remote, loads: loads.to_vec(), values: None })
+    Ok(Server { remote, loads, values: None })
 }
 
 /// The prepared link, serving the loads while the guest runs.

@@ -252,40 +252,11 @@ pub fn scanned(
         return Ok((Vec::new(), Vec::new()));
     }
     let decoder = mcubench_thumb::Decoder::for_core(core).map_err(|e| format!("no decoder for {core}: {e}"))?;
-    let idle = if loop_end { idle_loops(image, &decoder) } else { Vec::new() };
+    let functions = crate::analyze::decoded_functions(image, &decoder);
+    let idle = if loop_end { crate::analyze::idle::idle_loops(&functions) } else { Vec::new() };
     let loads =
-        if live_counter { crate::analyze::debug_units::cycle_counter_loads(image, &decoder) } else { Vec::new() };
+        if live_counter { crate::analyze::debug_units::cycle_counter_loads(image, &functions) } else { Vec::new() };
     Ok((idle, loads))
-}
-
-/// The idle loops of `image` (`while (1) { __WFI(); }`, `while (1) { __DSB(); __WFI(); }`): the
-/// addresses of the `wfi`/`wfe` in each loop made of nothing but them, `nop` and barriers
-/// (`dsb`/`dmb`/`isb`, which change no register or memory) and an unconditional branch back to
-/// its start (GCC may unroll it: `wfi; wfi; b`), in address order. With `verdict.exit: loop` the
-/// run ends at the first of them that runs in thread mode (`idle=`), before the core sleeps, as it
-/// ends at a branch to itself: QEMU's core would sleep until an interrupt that may never come.
-pub fn idle_loops(image: &ElfImage, decoder: &mcubench_thumb::Decoder) -> Vec<u32> {
-    let sleeps = |i: &mcubench_thumb::Insn| matches!(i.mnemonic.as_str(), "wfi" | "wfi.w" | "wfe" | "wfe.w");
-    let idles = |i: &mcubench_thumb::Insn| {
-        sleeps(i) || i.mnemonic.starts_with("nop") || matches!(i.mnemonic.as_str(), "dsb" | "dmb" | "isb")
-    };
-    let mut out = Vec::new();
-    for (_, insns) in crate::analyze::decoded_functions(image, decoder) {
-        for (j, b) in insns.iter().enumerate() {
-            let mcubench_thumb::Flow::Branch { target } = b.flow else { continue };
-            if b.conditional || target >= b.addr {
-                continue;
-            }
-            let Some(i) = insns[..j].iter().position(|x| x.addr == target) else { continue };
-            let body = &insns[i..j];
-            if body.iter().all(|x| !x.conditional && idles(x)) && body.iter().any(sleeps) {
-                out.extend(body.iter().filter(|x| sleeps(x)).map(|x| x.addr));
-            }
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// Names of the firmware's own stack-painting helpers, whose stores the probe ignores (they

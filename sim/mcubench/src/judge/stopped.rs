@@ -197,7 +197,10 @@ pub fn judge(
         let asleep = if slept.is_some() { ", asleep in WFI (waiting for an interrupt)" } else { "" };
         // Asleep in an idle loop, `while (1) { __WFI(); }`.
         let idle = slept.is_some_and(|len| {
-            decoder.is_some_and(|d| crate::exec::plugin::idle_loops(image, d).contains(&s.pc.wrapping_sub(len)))
+            decoder.is_some_and(|d| {
+                crate::analyze::idle::idle_loops(&crate::analyze::decoded_functions(image, d))
+                    .contains(&s.pc.wrapping_sub(len))
+            })
         });
         // A loop on itself in thread mode is how firmware for a board ends; a loop that reads a
         // device waits for something QEMU's model of it may never do.
